@@ -1,0 +1,118 @@
+#ifndef MVVMR_CMICROHTTPD_SHIM_H
+#define MVVMR_CMICROHTTPD_SHIM_H
+
+/*
+ * libmicrohttpd for Swift. Swift cannot call C-variadic functions, so the few variadic entry
+ * points MicroHTTP needs are wrapped here in small non-variadic functions, all prefixed
+ * `mvvmr_mhd_`. Nothing above MicroHTTP sees these.
+ */
+
+#include <microhttpd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/*
+ * Leaves the request target exactly as received. MicroHTTP decodes percent escapes itself,
+ * segment by segment, so that an encoded `/` (`%2F`) or `..` (`%2e%2e`) can never turn into a
+ * path separator or a parent reference after routing decisions were made.
+ */
+static inline size_t mvvmr_mhd_keep_escaped(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
+
+/* The options MicroHTTP sets when it starts a daemon. */
+struct mvvmr_mhd_settings {
+    unsigned int flags;
+    uint16_t port;
+    const struct sockaddr *bind_address; /* NULL: every interface */
+    unsigned int thread_pool_size;
+    unsigned int connection_limit;
+    unsigned int per_ip_connection_limit; /* 0: unlimited */
+    unsigned int connection_timeout_seconds;
+    size_t connection_memory_limit;
+    unsigned int listen_backlog;
+};
+
+/* MHD_start_daemon without varargs. */
+static inline struct MHD_Daemon *mvvmr_mhd_start_daemon(
+    const struct mvvmr_mhd_settings *settings,
+    MHD_AccessHandlerCallback access_handler,
+    void *access_handler_context,
+    MHD_RequestCompletedCallback completed_callback,
+    void *completed_context) {
+    if (settings->bind_address != NULL) {
+        return MHD_start_daemon(settings->flags, settings->port, NULL, NULL,
+                                access_handler, access_handler_context,
+                                MHD_OPTION_SOCK_ADDR, settings->bind_address,
+                                MHD_OPTION_UNESCAPE_CALLBACK, mvvmr_mhd_keep_escaped, (void *)NULL,
+                                MHD_OPTION_NOTIFY_COMPLETED, completed_callback, completed_context,
+                                MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size,
+                                MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit,
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, settings->per_ip_connection_limit,
+                                MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout_seconds,
+                                MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit,
+                                MHD_OPTION_LISTEN_BACKLOG_SIZE, settings->listen_backlog,
+                                MHD_OPTION_END);
+    }
+    return MHD_start_daemon(settings->flags, settings->port, NULL, NULL,
+                            access_handler, access_handler_context,
+                            MHD_OPTION_UNESCAPE_CALLBACK, mvvmr_mhd_keep_escaped, (void *)NULL,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed_callback, completed_context,
+                            MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size,
+                            MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, settings->per_ip_connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit,
+                            MHD_OPTION_LISTEN_BACKLOG_SIZE, settings->listen_backlog,
+                            MHD_OPTION_END);
+}
+
+/* The port the daemon listens on (useful after binding port 0), or 0 when unknown. */
+static inline uint16_t mvvmr_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/*
+ * Iterates over the values of several kinds at once (`kinds` is a bitmask of MHD_ValueKind), in one pass.
+ */
+static inline int mvvmr_mhd_connection_values(struct MHD_Connection *connection, unsigned int kinds,
+                                              MHD_KeyValueIterator iterator, void *context) {
+    return MHD_get_connection_values(connection, (enum MHD_ValueKind)kinds, iterator, context);
+}
+
+/*
+ * Copies the peer's raw IP address into `bytes` (4 bytes for IPv4, 16 for IPv6).
+ * Returns 4 or 16, or 0 when the address is unknown or of another family.
+ */
+static inline int mvvmr_mhd_client_address_bytes(struct MHD_Connection *connection, uint8_t bytes[16]) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return 0;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        memcpy(bytes, &((const struct sockaddr_in *)address)->sin_addr, 4);
+        return 4;
+    }
+    if (address->sa_family == AF_INET6) {
+        memcpy(bytes, &((const struct sockaddr_in6 *)address)->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
+}
+
+/*
+ * Writes an IP address (4 or 16 raw bytes) as text into `buffer`. Returns 1 on success.
+ */
+static inline int mvvmr_format_ip_address(const uint8_t *bytes, int count, char *buffer, size_t size) {
+    if (count == 4) return inet_ntop(AF_INET, bytes, buffer, (socklen_t)size) != NULL;
+    if (count == 16) return inet_ntop(AF_INET6, bytes, buffer, (socklen_t)size) != NULL;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,84 @@
+/// One HTTP header field: a name and its value, as sent or received.
+public struct HTTPHeader: Sendable, Hashable {
+    /// The field name, as written (lookups ignore case).
+    public var name: String
+    /// The field value.
+    public var value: String
+
+    /// Creates a header field.
+    /// - Parameters:
+    ///   - name: the field name, e.g. `Content-Type`.
+    ///   - value: the field value.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// An ordered list of HTTP header fields with case-insensitive lookup.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Content-Type": "application/json"]
+/// headers.add(name: "Set-Cookie", value: "a=1")
+/// headers["content-type"]  // "application/json"
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The fields in the order they were added.
+    public private(set) var fields: [HTTPHeader]
+
+    /// Creates an empty header list.
+    public init() { fields = [] }
+
+    /// Creates a header list from name/value pairs, keeping their order.
+    /// - Parameter elements: the fields.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { HTTPHeader(name: $0.0, value: $0.1) }
+    }
+
+    /// Creates a header list from fields, keeping their order.
+    /// - Parameter fields: the fields.
+    public init(_ fields: [HTTPHeader]) { self.fields = fields }
+
+    /// The value of the first field with this name (ignoring case), or `nil`.
+    /// Setting replaces every field of that name; setting `nil` removes them.
+    public subscript(name: String) -> String? {
+        get { fields.first { Self.equalIgnoringASCIICase($0.name, name) }?.value }
+        set {
+            fields.removeAll { Self.equalIgnoringASCIICase($0.name, name) }
+            if let newValue { fields.append(HTTPHeader(name: name, value: newValue)) }
+        }
+    }
+
+    /// Every value of fields with this name (ignoring case), in order.
+    /// - Parameter name: the field name.
+    /// - Returns: the values, possibly empty.
+    public func values(for name: String) -> [String] {
+        fields.filter { Self.equalIgnoringASCIICase($0.name, name) }.map(\.value)
+    }
+
+    /// Appends a field, keeping any others of the same name (for `Set-Cookie`).
+    /// - Parameters:
+    ///   - name: the field name.
+    ///   - value: the field value.
+    public mutating func add(name: String, value: String) {
+        fields.append(HTTPHeader(name: name, value: value))
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Iterates over the fields in order.
+    public func makeIterator() -> IndexingIterator<[HTTPHeader]> { fields.makeIterator() }
+
+    static func equalIgnoringASCIICase(_ left: String, _ right: String) -> Bool {
+        let leftBytes = left.utf8
+        let rightBytes = right.utf8
+        guard leftBytes.count == rightBytes.count else { return false }
+        for (a, b) in zip(leftBytes, rightBytes) where a != b {
+            let lowerA = (a >= 65 && a <= 90) ? a + 32 : a
+            let lowerB = (b >= 65 && b <= 90) ? b + 32 : b
+            if lowerA != lowerB { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,110 @@
+/// Routes requests by method and path pattern.
+///
+/// Patterns are paths whose segments are either literal or a `{name}` placeholder matching one whole
+/// segment (decoded, so `%2F` inside it stays a character of the value). A path that no pattern
+/// matches is 404 `not_found`, unless a fallback is set; a path that matches with another method is
+/// 405 `method_not_allowed` with an `Allow` header. `HEAD` is answered by the `GET` route.
+///
+/// ```swift
+/// var router = HTTPRouter()
+/// router.get("/api/pages/{unit}") { request in
+///     .text("page \(request.pathParameters["unit"] ?? "")")
+/// }
+/// ```
+public struct HTTPRouter: Sendable {
+    private struct Route: Sendable {
+        let method: String
+        let segments: [PatternSegment]
+        let handler: RouteHandler
+    }
+
+    private enum PatternSegment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    /// What the router decided for one request.
+    enum Resolution {
+        case matched(RouteHandler, parameters: [String: String])
+        case methodNotAllowed([String])
+        case notFound
+    }
+
+    private var routes: [Route] = []
+    /// Answers `GET` and `HEAD` requests that no route matches (static files, typically).
+    public var fallback: RouteHandler?
+
+    /// Creates an empty router.
+    public init() {}
+
+    /// Adds a route.
+    /// - Parameters:
+    ///   - method: the method, e.g. `POST`.
+    ///   - pattern: the path pattern, e.g. `/api/pages/{unit}/actions`.
+    ///   - handler: the code that answers.
+    public mutating func add(_ method: String, _ pattern: String, _ handler: RouteHandler) {
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true).map { part -> PatternSegment in
+            if part.first == "{" && part.last == "}" && part.count > 2 {
+                return .parameter(String(part.dropFirst().dropLast()))
+            }
+            return .literal(String(part))
+        }
+        routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
+    }
+
+    /// Adds a `GET` route answered synchronously (it also answers `HEAD`).
+    /// - Parameters:
+    ///   - pattern: the path pattern.
+    ///   - handler: the code that answers.
+    public mutating func get(_ pattern: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        add("GET", pattern, .synchronous(handler))
+    }
+
+    /// Adds a `POST` route answered synchronously.
+    /// - Parameters:
+    ///   - pattern: the path pattern.
+    ///   - handler: the code that answers.
+    public mutating func post(_ pattern: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        add("POST", pattern, .synchronous(handler))
+    }
+
+    /// Adds a `DELETE` route answered synchronously.
+    /// - Parameters:
+    ///   - pattern: the path pattern.
+    ///   - handler: the code that answers.
+    public mutating func delete(_ pattern: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        add("DELETE", pattern, .synchronous(handler))
+    }
+
+    /// Finds the route for a method and decoded path segments.
+    func resolve(method: String, segments: [String]) -> Resolution {
+        let effectiveMethod = method == "HEAD" ? "GET" : method
+        var allowed: [String] = []
+        for route in routes where route.segments.count == segments.count {
+            guard let parameters = match(route.segments, segments) else { continue }
+            if route.method == effectiveMethod {
+                return .matched(route.handler, parameters: parameters)
+            }
+            if !allowed.contains(route.method) {
+                allowed.append(route.method)
+                if route.method == "GET" { allowed.append("HEAD") }
+            }
+        }
+        if !allowed.isEmpty { return .methodNotAllowed(allowed) }
+        if let fallback, effectiveMethod == "GET" { return .matched(fallback, parameters: [:]) }
+        return .notFound
+    }
+
+    private func match(_ pattern: [PatternSegment], _ segments: [String]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for (patternSegment, segment) in zip(pattern, segments) {
+            switch patternSegment {
+            case .literal(let literal):
+                if literal != segment { return nil }
+            case .parameter(let name):
+                parameters[name] = segment
+            }
+        }
+        return parameters
+    }
+}

@@ -1,0 +1,425 @@
+internal import CMicroHTTPD
+import Locking
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An HTTP/1.1 server over libmicrohttpd: a pool of epoll threads, routes answered synchronously on
+/// those threads or asynchronously from `Task`s (the connection is suspended meanwhile), streaming
+/// responses for Server-Sent Events, bounded bodies and connections, and a graceful stop.
+///
+/// ```swift
+/// var router = HTTPRouter()
+/// router.get("/healthz") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+/// var configuration = HTTPServerConfiguration()
+/// configuration.port = 0
+/// let server = HTTPServer(configuration: configuration, router: router)
+/// try server.start()
+/// print("listening on \(server.port)")
+/// server.stop(gracePeriod: .seconds(5))
+/// ```
+public final class HTTPServer: Sendable {
+    private enum Phase: Equatable {
+        case idle, running, draining, forcing, stopped
+    }
+
+    private struct Lifecycle {
+        var phase: Phase = .idle
+        var daemon: DaemonHandle?
+        var port = 0
+        var streams: [ObjectIdentifier: EventStream] = [:]
+        var waiting: [ObjectIdentifier: RequestContext] = [:]
+        var heartbeat: Task<Void, Never>?
+    }
+
+    /// The configuration the server was created with.
+    public let configuration: HTTPServerConfiguration
+    private let router: HTTPRouter
+    private let lifecycle = Locked(Lifecycle())
+    private let activeRequests = Atomic<Int>(0)
+    private let draining = Atomic<Bool>(false)
+
+    /// Creates a server; nothing listens until ``start()``.
+    /// - Parameters:
+    ///   - configuration: where to listen and the limits.
+    ///   - router: the routes.
+    public init(configuration: HTTPServerConfiguration, router: HTTPRouter) {
+        self.configuration = configuration
+        self.router = router
+    }
+
+    /// The port the server listens on (the real one when configured with port 0); 0 before ``start()``.
+    public var port: Int { lifecycle.withLock { $0.port } }
+
+    /// Whether ``stop(gracePeriod:)`` has begun: responses then carry `Connection: close`.
+    public var isDraining: Bool { draining.load(ordering: .relaxed) }
+
+    /// Requests begun and not yet completed (open event streams included).
+    public var activeRequestCount: Int { activeRequests.load(ordering: .relaxed) }
+
+    /// Event streams currently open.
+    public var openStreamCount: Int { lifecycle.withLock { $0.streams.count } }
+
+    /// Starts listening.
+    /// - Throws: ``HTTPServerError`` when the host cannot be parsed, the port cannot be bound, or the
+    ///   server was already started.
+    public func start() throws(HTTPServerError) {
+        let alreadyStarted = lifecycle.withLock { state -> Bool in
+            if state.phase != .idle { return true }
+            state.phase = .running
+            return false
+        }
+        if alreadyStarted { throw HTTPServerError(code: "already_started", message: "The server was already started.") }
+
+        var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue) | UInt32(MHD_USE_EPOLL.rawValue)
+            | UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue) | UInt32(MHD_USE_TURBO.rawValue)
+        let address: BindAddress
+        do {
+            address = try BindAddress(host: configuration.host, port: configuration.port)
+        } catch {
+            lifecycle.withLock { $0.phase = .idle }
+            throw error
+        }
+        if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let daemon: OpaquePointer? = address.withSocketAddress { socketAddress in
+            var settings = mvvmr_mhd_settings()
+            settings.flags = flags
+            settings.port = UInt16(clamping: configuration.port)
+            settings.bind_address = socketAddress
+            // A pool of one is no pool: the library then uses its single internal thread.
+            settings.thread_pool_size = configuration.threadCount > 1 ? UInt32(clamping: configuration.threadCount) : 0
+            settings.connection_limit = UInt32(clamping: max(1, configuration.maxConnections))
+            settings.per_ip_connection_limit = UInt32(clamping: max(0, configuration.maxConnectionsPerIP))
+            settings.connection_timeout_seconds = UInt32(clamping: max(0, configuration.connectionTimeoutSeconds))
+            settings.connection_memory_limit = max(4096, configuration.maxHeaderBytes)
+            settings.listen_backlog = UInt32(clamping: max(1, configuration.listenBacklog))
+            return mvvmr_mhd_start_daemon(
+                &settings,
+                { context, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
+                    guard let context, let connection, let url, let method, let uploadDataSize, let requestSlot else {
+                        return .NO
+                    }
+                    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+                    return server.handleAccess(
+                        connection: connection, url: url, method: method, uploadData: uploadData,
+                        uploadDataSize: uploadDataSize, requestSlot: requestSlot)
+                },
+                context,
+                { context, _, requestSlot, _ in
+                    guard let context, let requestSlot, let slot = requestSlot.pointee else { return }
+                    requestSlot.pointee = nil
+                    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+                    server.requestCompleted(Unmanaged<RequestContext>.fromOpaque(slot).takeRetainedValue())
+                },
+                context
+            )
+        }
+        guard let daemon else {
+            lifecycle.withLock { $0.phase = .idle }
+            throw HTTPServerError(
+                code: "start_failed",
+                message: "Could not listen on \(configuration.host):\(configuration.port) (in use, or not allowed).")
+        }
+        let boundPort = Int(mvvmr_mhd_bound_port(daemon))
+        let interval = configuration.heartbeatInterval
+        let heartbeat = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                self?.sendHeartbeats()
+            }
+        }
+        lifecycle.withLock { state in
+            state.daemon = DaemonHandle(pointer: daemon)
+            state.port = boundPort
+            state.heartbeat = heartbeat
+        }
+    }
+
+    /// Stops the server gracefully: stops accepting connections, ends every event stream, lets requests in
+    /// flight finish until `gracePeriod` has passed, answers any still waiting asynchronous request with
+    /// 503 `draining`, then closes every connection. Blocks until done; calling it again does nothing.
+    /// - Parameter gracePeriod: how long requests in flight may take to finish.
+    public func stop(gracePeriod: Duration = .seconds(10)) {
+        let stopping: (daemon: DaemonHandle, streams: [EventStream], heartbeat: Task<Void, Never>?)? =
+            lifecycle.withLock { state in
+                guard state.phase == .running, let daemon = state.daemon else { return nil }
+                state.phase = .draining
+                let heartbeat = state.heartbeat
+                state.heartbeat = nil
+                return (daemon, Array(state.streams.values), heartbeat)
+            }
+        guard let stopping else { return }
+        draining.store(true, ordering: .relaxed)
+        stopping.heartbeat?.cancel()
+        let listenSocket = MHD_quiesce_daemon(stopping.daemon.pointer)
+        if listenSocket >= 0 { close(listenSocket) }
+        for stream in stopping.streams { stream.end(.serverStopping) }
+
+        let clock = ContinuousClock()
+        let deadline = clock.now + gracePeriod
+        while activeRequests.load(ordering: .relaxed) > 0 && clock.now < deadline {
+            usleep(2_000)
+        }
+        let stillWaiting = lifecycle.withLock { state in
+            state.phase = .forcing
+            return Array(state.waiting.values)
+        }
+        for context in stillWaiting { complete(context, with: HTTPError.draining.response) }
+        // Every suspended connection must be resumed before the library stops: wait (briefly) for the
+        // resumed ones to be answered and for streams to end.
+        let forcedDeadline = clock.now + .seconds(2)
+        while clock.now < forcedDeadline {
+            let settled = lifecycle.withLock { $0.waiting.isEmpty && $0.streams.isEmpty }
+            if settled { break }
+            usleep(2_000)
+        }
+        lifecycle.withLock { state in
+            state.phase = .stopped
+            state.daemon = nil
+        }
+        MHD_stop_daemon(stopping.daemon.pointer)
+    }
+
+    // MARK: - Library callbacks
+
+    private func handleAccess(
+        connection: OpaquePointer,
+        url: UnsafePointer<CChar>,
+        method: UnsafePointer<CChar>,
+        uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>,
+        requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let slot = requestSlot.pointee else {
+            // First call: only the headers are known.
+            let context = RequestContext(connection: ConnectionHandle(pointer: connection))
+            requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
+            activeRequests.add(1, ordering: .relaxed)
+            let contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
+            if let contentLength, let length = Int(String(cString: contentLength)), length > configuration.maxBodyBytes {
+                // Answer before reading any of the body; the library closes the connection after this.
+                context.rejection = HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes)
+                return queue(context.rejection?.response ?? HTTPError.internalError.response, on: connection, for: context)
+            }
+            // Even a request without a body is answered on the next call: a response queued on this first
+            // call makes libmicrohttpd close the connection afterwards (no keep-alive).
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(slot).takeUnretainedValue()
+
+        let chunkSize = uploadDataSize.pointee
+        if chunkSize > 0 {
+            uploadDataSize.pointee = 0
+            if context.responded { return .YES }
+            if context.rejection == nil {
+                if context.body.count + chunkSize > configuration.maxBodyBytes {
+                    context.rejection = HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes)
+                    context.body = []
+                } else if let uploadData {
+                    if context.body.isEmpty { context.body.reserveCapacity(min(configuration.maxBodyBytes, max(chunkSize, 4096))) }
+                    context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: chunkSize))
+                    return .YES
+                }
+            }
+            // Over the limit (a chunked body with no Content-Length): try to answer at once; the library
+            // then closes the connection. Otherwise drop what arrives, and give up on the connection when
+            // the client keeps sending far past the limit.
+            context.discardedBytes += chunkSize
+            if let rejection = context.rejection, queue(rejection.response, on: connection, for: context) == .YES {
+                return .YES
+            }
+            return context.discardedBytes > 4 * max(configuration.maxBodyBytes, 64 * 1024) ? .NO : .YES
+        }
+
+        // The body is complete, or the connection was resumed after an asynchronous handler.
+        let ready: HTTPResponse? = context.phase?.withLock { phase in
+            guard case .ready(let response) = phase else { return nil }
+            phase = .answered
+            return response
+        }
+        if let ready { return queue(ready, on: connection, for: context) }
+        if context.responded || context.isAsynchronous { return .YES }
+        if let rejection = context.rejection { return queue(rejection.response, on: connection, for: context) }
+        return dispatch(context: context, connection: connection, url: url, method: method)
+    }
+
+    private func requestCompleted(_ context: RequestContext) {
+        activeRequests.subtract(1, ordering: .relaxed)
+        if context.isAsynchronous {
+            lifecycle.withLock { _ = $0.waiting.removeValue(forKey: ObjectIdentifier(context)) }
+        }
+    }
+
+    // MARK: - Dispatch
+
+    private func dispatch(
+        context: RequestContext,
+        connection: OpaquePointer,
+        url: UnsafePointer<CChar>,
+        method: UnsafePointer<CChar>
+    ) -> MHD_Result {
+        let rawPath = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
+        let segments: [String]
+        do {
+            segments = try PercentDecoding.pathSegments(of: Array(rawPath))
+        } catch {
+            return queue(HTTPError.invalidPath.response, on: connection, for: context)
+        }
+        let methodName = String(cString: method)
+        switch router.resolve(method: methodName, segments: segments) {
+        case .notFound:
+            return queue(HTTPError.notFound.response, on: connection, for: context)
+        case .methodNotAllowed(let allowed):
+            return queue(HTTPError.methodNotAllowed(allowed: allowed).response, on: connection, for: context)
+        case .matched(let handler, let parameters):
+            let values = RequestValues(of: connection)
+            let request = HTTPRequest(
+                method: methodName,
+                rawPath: String(decoding: rawPath, as: UTF8.self),
+                pathSegments: segments,
+                pathParameters: parameters,
+                query: values.query,
+                headers: HTTPHeaders(values.headers),
+                cookies: values.cookies,
+                body: context.body,
+                remoteIP: Self.remoteIP(of: connection)
+            )
+            context.body = []
+            switch handler {
+            case .synchronous(let handle):
+                let response: HTTPResponse
+                do {
+                    response = try handle(request)
+                } catch {
+                    response = Self.response(for: error)
+                }
+                return queue(response, on: connection, for: context)
+            case .asynchronous(let handle):
+                return runAsynchronously(handle, request: request, context: context, connection: connection)
+            }
+        }
+    }
+
+    private func runAsynchronously(
+        _ handle: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse,
+        request: HTTPRequest,
+        context: RequestContext,
+        connection: OpaquePointer
+    ) -> MHD_Result {
+        let accepted = lifecycle.withLock { state -> Bool in
+            guard state.phase == .running || state.phase == .draining else { return false }
+            state.waiting[ObjectIdentifier(context)] = context
+            return true
+        }
+        guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
+        context.beginWaiting()
+        // Suspended before the task exists, so the task's resume always finds it suspended.
+        MHD_suspend_connection(connection)
+        Task { [self] in
+            let response: HTTPResponse
+            do {
+                response = try await handle(request)
+            } catch {
+                response = Self.response(for: error)
+            }
+            complete(context, with: response)
+        }
+        return .YES
+    }
+
+    /// Hands an asynchronous handler's response to the suspended connection; the first answer wins
+    /// (the handler's, or shutdown's 503).
+    private func complete(_ context: RequestContext, with response: HTTPResponse) {
+        context.phase?.withLock { phase in
+            guard case .waiting = phase else { return }
+            phase = .ready(response)
+            MHD_resume_connection(context.connection.pointer)
+        }
+    }
+
+    private static func response(for error: any Error) -> HTTPResponse {
+        if let httpError = error as? HTTPError { return httpError.response }
+        return HTTPError.internalError.response
+    }
+
+    // MARK: - Responses
+
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, for context: RequestContext) -> MHD_Result {
+        let libraryResponse: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            libraryResponse = bytes.withUnsafeBytes { buffer in
+                MHD_create_response_from_buffer(
+                    buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .stream(let stream):
+            let retained = Unmanaged.passRetained(stream)
+            libraryResponse = MHD_create_response_from_callback(
+                UInt64.max,  // MHD_SIZE_UNKNOWN: chunked, open-ended
+                16 * 1024,
+                { streamPointer, _, buffer, capacity in
+                    guard let streamPointer, let buffer else { return -1 }
+                    let stream = Unmanaged<EventStream>.fromOpaque(streamPointer).takeUnretainedValue()
+                    return stream.read(into: buffer, capacity: capacity)
+                },
+                retained.toOpaque(),
+                { streamPointer in
+                    guard let streamPointer else { return }
+                    Unmanaged<EventStream>.fromOpaque(streamPointer).takeRetainedValue().finish()
+                }
+            )
+            if libraryResponse == nil {
+                retained.release()
+                stream.finish()
+            } else {
+                register(stream, on: connection)
+            }
+        }
+        guard let libraryResponse else { return .NO }
+        for field in response.headers {
+            _ = MHD_add_response_header(libraryResponse, field.name, field.value)
+        }
+        if isDraining && response.headers["Connection"] == nil {
+            _ = MHD_add_response_header(libraryResponse, "Connection", "close")
+        }
+        let result = MHD_queue_response(connection, UInt32(clamping: response.status), libraryResponse)
+        MHD_destroy_response(libraryResponse)
+        if result == .YES { context.responded = true }
+        return result
+    }
+
+    private func register(_ stream: EventStream, on connection: OpaquePointer) {
+        let key = ObjectIdentifier(stream)
+        let accepted = lifecycle.withLock { state -> Bool in
+            guard state.phase == .running else { return false }
+            state.streams[key] = stream
+            return true
+        }
+        stream.attach(to: ConnectionHandle(pointer: connection)) { [weak self] in
+            self?.lifecycle.withLock { _ = $0.streams.removeValue(forKey: key) }
+        }
+        if !accepted { stream.end(.serverStopping) }
+    }
+
+    private func sendHeartbeats() {
+        let streams = lifecycle.withLock { Array($0.streams.values) }
+        for stream in streams { stream.sendComment("ping") }
+    }
+
+    // MARK: - Reading the request
+
+    private static func remoteIP(of connection: OpaquePointer) -> IPAddress {
+        var raw = (UInt64(0), UInt64(0))
+        let count = withUnsafeMutableBytes(of: &raw) { buffer -> Int32 in
+            guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+            return mvvmr_mhd_client_address_bytes(connection, base)
+        }
+        return withUnsafeBytes(of: &raw) { IPAddress(bytes: $0.prefix(Int(count))) }
+    }
+}

@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// How an ``HTTPServer`` listens and what it tolerates from clients.
+public struct HTTPServerConfiguration: Sendable {
+    /// The address to listen on: an IPv4 or IPv6 literal, `localhost`, or `0.0.0.0` / `::` for every interface.
+    public var host: String = "127.0.0.1"
+    /// The port; 0 picks any free port (read it back from ``HTTPServer/port``).
+    public var port: Int = 8080
+    /// Worker threads polling connections with epoll; one per core by default.
+    public var threadCount: Int = HTTPServerConfiguration.onlineProcessorCount
+    /// The largest request body accepted; a larger one is answered 413 without being read into memory.
+    public var maxBodyBytes: Int = 1 << 20
+    /// Memory for one connection's request line and headers (libmicrohttpd's per-connection pool). Requests
+    /// whose headers do not fit are answered by the library itself (see docs/HTTP.md).
+    public var maxHeaderBytes: Int = 32 * 1024
+    /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
+    public var connectionTimeoutSeconds: Int = 30
+    /// The most connections open at once; more are refused (closed as soon as accepted).
+    public var maxConnections: Int = 10_000
+    /// The most connections open at once from one IP address; 0 means no per-address limit.
+    public var maxConnectionsPerIP: Int = 0
+    /// How often every open event stream receives a `: ping` comment.
+    public var heartbeatInterval: Duration = .seconds(15)
+    /// The pending-connection queue length given to `listen`.
+    public var listenBacklog: Int = 1024
+
+    /// The default configuration: `127.0.0.1:8080`.
+    public init() {}
+
+    /// The number of online processors, at least 1.
+    public static var onlineProcessorCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

@@ -1,0 +1,71 @@
+internal import CMicroHTTPD
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An IPv4 or IPv6 address, stored as raw bytes (formatting it as text is done only when asked).
+public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    private var high: UInt64
+    private var low: UInt64
+    /// 4 for IPv4, 16 for IPv6, 0 when unknown.
+    public let byteCount: Int
+
+    /// The unknown address (its text form is empty).
+    public static let unknown = IPAddress(high: 0, low: 0, byteCount: 0)
+
+    private init(high: UInt64, low: UInt64, byteCount: Int) {
+        self.high = high
+        self.low = low
+        self.byteCount = byteCount
+    }
+
+    /// Creates an address from 4 (IPv4) or 16 (IPv6) raw bytes in network order; any other count gives ``unknown``.
+    /// - Parameter bytes: the address bytes.
+    public init(bytes: some Collection<UInt8>) {
+        guard bytes.count == 4 || bytes.count == 16 else {
+            self = .unknown
+            return
+        }
+        var raw = (UInt64(0), UInt64(0))
+        withUnsafeMutableBytes(of: &raw) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        self.init(high: raw.0, low: raw.1, byteCount: bytes.count)
+    }
+
+    /// Parses an IPv4 or IPv6 literal (`127.0.0.1`, `::1`).
+    /// - Parameter text: the literal.
+    public init?(_ text: String) {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET, text, &buffer) == 1 {
+            self.init(bytes: buffer[..<4])
+        } else if inet_pton(AF_INET6, text, &buffer) == 1 {
+            self.init(bytes: buffer)
+        } else {
+            return nil
+        }
+    }
+
+    /// The raw bytes in network order (empty when unknown).
+    public var bytes: [UInt8] {
+        var raw = (high, low)
+        return withUnsafeBytes(of: &raw) { Array($0.prefix(byteCount)) }
+    }
+
+    /// The address as text (`127.0.0.1`, `::1`), or an empty string when unknown.
+    public var description: String {
+        guard byteCount > 0 else { return "" }
+        var raw = (high, low)
+        return withUnsafeBytes(of: &raw) { rawBuffer in
+            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { text in
+                guard let source = rawBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self), let base = text.baseAddress,
+                    mvvmr_format_ip_address(source, Int32(byteCount), base, 64) == 1
+                else { return "" }
+                return String(cString: base)
+            }
+        }
+    }
+}

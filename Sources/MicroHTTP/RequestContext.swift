@@ -1,0 +1,55 @@
+import Locking
+
+/// One request's state across the library's calls into the access handler, kept in its `con_cls`.
+///
+/// The plain fields are only touched from the library thread serving the connection (the library calls
+/// back for one connection on one thread at a time); `phase` is also written by the `Task` of an
+/// asynchronous handler, so it lives behind a lock.
+final class RequestContext: @unchecked Sendable {
+    // @unchecked Sendable: see above; only `phase` is shared across threads, and it is locked.
+
+    enum Phase {
+        /// The connection is suspended while a `Task` runs.
+        case waiting
+        /// The `Task` finished (or shutdown answered for it); the connection was resumed to send this.
+        case ready(HTTPResponse)
+        /// The response was queued.
+        case answered
+    }
+
+    let connection: ConnectionHandle
+    var body: [UInt8] = []
+    /// A response was queued for this request.
+    var responded = false
+    /// The request was handed to an asynchronous handler (and so sits in the server's waiting list).
+    var isAsynchronous = false
+    var rejection: HTTPError?
+    var discardedBytes = 0
+    /// Created only for asynchronous handlers, to keep the common path free of the allocation.
+    private(set) var phase: Locked<Phase>?
+
+    /// Marks the request as waiting for an asynchronous handler.
+    func beginWaiting() {
+        isAsynchronous = true
+        phase = Locked(.waiting)
+    }
+
+    init(connection: ConnectionHandle) {
+        self.connection = connection
+    }
+}
+
+/// A libmicrohttpd connection pointer that may cross threads.
+struct ConnectionHandle: @unchecked Sendable {
+    // @unchecked Sendable: the library allows suspend/resume from any thread; every other use happens on
+    // the library thread that calls back for this connection, and the server never stops the library while
+    // a connection it suspended is not resumed.
+    let pointer: OpaquePointer
+}
+
+/// A libmicrohttpd daemon pointer kept in the server's locked lifecycle state.
+struct DaemonHandle: @unchecked Sendable {
+    // @unchecked Sendable: the library's daemon functions used here (quiesce, stop) are thread-safe, and
+    // the server calls each at most once.
+    let pointer: OpaquePointer
+}
