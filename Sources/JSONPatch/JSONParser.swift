@@ -1,0 +1,417 @@
+/// An iterative JSON parser over a contiguous UTF-8 buffer.
+///
+/// Containers under construction live on an explicit stack (`frames`) rather than the call
+/// stack, so nesting depth is limited only by `maxDepth`, never by thread stack size.
+struct JSONParser {
+    /// The kind of a container being built.
+    private enum ContainerKind {
+        case array
+        case object
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let maxDepth: Int
+    private var position = 0
+    /// Reused buffer for strings that need unescaping.
+    private var scratch: [UInt8] = []
+
+    init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    // MARK: - Document structure
+
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        // Open containers, innermost last. Arrays and objects under construction are kept in
+        // separate stacks (not inside an enum) so that appending mutates them in place;
+        // moving them in and out of enum payloads would copy them on every element.
+        var open: [ContainerKind] = []
+        var arrays: [[JSONValue]] = []
+        var objects: [JSONObject] = []
+        var pendingKeys: [String] = []
+        skipWhitespace()
+        while true {
+            // Parse one value, or open a container and loop to parse its first element.
+            var value: JSONValue
+            let byte = try currentByte(expecting: "a value")
+            switch byte {
+            case UInt8(ascii: "["):
+                try checkDepth(open.count)
+                position += 1
+                skipWhitespace()
+                if try currentByte(expecting: "a value or ']'") == UInt8(ascii: "]") {
+                    position += 1
+                    value = .array([])
+                } else {
+                    open.append(.array)
+                    arrays.append([])
+                    continue
+                }
+            case UInt8(ascii: "{"):
+                try checkDepth(open.count)
+                position += 1
+                skipWhitespace()
+                if try currentByte(expecting: "a key or '}'") == UInt8(ascii: "}") {
+                    position += 1
+                    value = .object(JSONObject())
+                } else {
+                    pendingKeys.append(try parseKeyAndColon())
+                    open.append(.object)
+                    objects.append(JSONObject())
+                    continue
+                }
+            case UInt8(ascii: "\""):
+                value = .string(try parseString())
+            case UInt8(ascii: "t"):
+                try expectLiteral("true")
+                value = .bool(true)
+            case UInt8(ascii: "f"):
+                try expectLiteral("false")
+                value = .bool(false)
+            case UInt8(ascii: "n"):
+                try expectLiteral("null")
+                value = .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                value = try parseNumber()
+            default:
+                throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a value")
+            }
+
+            // Attach the finished value to the enclosing containers, closing as many as end here.
+            while true {
+                guard let kind = open.last else {
+                    skipWhitespace()
+                    if position < bytes.count {
+                        throw error(.trailingData, "unexpected \(describe(bytes[position])) after the top-level value")
+                    }
+                    return value
+                }
+                skipWhitespace()
+                switch kind {
+                case .array:
+                    arrays[arrays.count - 1].append(value)
+                    let next = try currentByte(expecting: "',' or ']'")
+                    if next == UInt8(ascii: ",") {
+                        position += 1
+                        skipWhitespace()
+                    } else if next == UInt8(ascii: "]") {
+                        position += 1
+                        open.removeLast()
+                        value = .array(arrays.removeLast())
+                        continue
+                    } else {
+                        throw error(.unexpectedCharacter, "unexpected \(describe(next)) in array, expected ',' or ']'")
+                    }
+                case .object:
+                    objects[objects.count - 1].updateValue(value, forKey: pendingKeys.removeLast())
+                    let next = try currentByte(expecting: "',' or '}'")
+                    if next == UInt8(ascii: ",") {
+                        position += 1
+                        skipWhitespace()
+                        pendingKeys.append(try parseKeyAndColon())
+                    } else if next == UInt8(ascii: "}") {
+                        position += 1
+                        open.removeLast()
+                        value = .object(objects.removeLast())
+                        continue
+                    } else {
+                        throw error(.unexpectedCharacter, "unexpected \(describe(next)) in object, expected ',' or '}'")
+                    }
+                }
+                break
+            }
+        }
+    }
+
+    private func checkDepth(_ openContainers: Int) throws(JSONParseError) {
+        if openContainers >= maxDepth {
+            throw error(.nestingTooDeep, "arrays and objects nested deeper than \(maxDepth) levels")
+        }
+    }
+
+    /// Parses `"key"` then whitespace, `:` and whitespace.
+    private mutating func parseKeyAndColon() throws(JSONParseError) -> String {
+        let byte = try currentByte(expecting: "a string key")
+        guard byte == UInt8(ascii: "\"") else {
+            throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a string key")
+        }
+        let key = try parseString()
+        skipWhitespace()
+        let colon = try currentByte(expecting: "':'")
+        guard colon == UInt8(ascii: ":") else {
+            throw error(.unexpectedCharacter, "unexpected \(describe(colon)) after object key, expected ':'")
+        }
+        position += 1
+        skipWhitespace()
+        return key
+    }
+
+    // MARK: - Scalars
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        let start = literal.utf8Start
+        for offset in 0..<count {
+            guard position + offset < bytes.count else {
+                position += offset
+                throw error(.unexpectedEnd, "input ended inside literal '\(literal)'")
+            }
+            if bytes[position + offset] != start[offset] {
+                position += offset
+                throw error(.unexpectedCharacter, "unexpected \(describe(bytes[position])), expected literal '\(literal)'")
+            }
+        }
+        position += count
+    }
+
+    private mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = position
+        let negative = bytes[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        guard position < bytes.count else { throw error(.unexpectedEnd, "input ended inside a number") }
+        // Accumulate negatively so Int.min parses without overflow.
+        var accumulator = 0
+        var overflow = false
+        let firstDigit = bytes[position]
+        if firstDigit == UInt8(ascii: "0") {
+            position += 1
+            if position < bytes.count, isDigit(bytes[position]) {
+                throw error(.invalidNumber, "leading zeros are not allowed in numbers")
+            }
+        } else if isDigit(firstDigit) {
+            while position < bytes.count, isDigit(bytes[position]) {
+                let digit = Int(bytes[position] &- UInt8(ascii: "0"))
+                if !overflow {
+                    let (times10, o1) = accumulator.multipliedReportingOverflow(by: 10)
+                    let (next, o2) = times10.subtractingReportingOverflow(digit)
+                    if o1 || o2 { overflow = true } else { accumulator = next }
+                }
+                position += 1
+            }
+        } else {
+            throw error(.invalidNumber, "unexpected \(describe(firstDigit)), expected a digit")
+        }
+        var isInteger = true
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            try expectDigits(after: "'.'")
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            isInteger = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                position += 1
+            }
+            try expectDigits(after: "the exponent")
+        }
+        if isInteger && !overflow {
+            if negative { return .int(accumulator) }
+            let (positive, flipOverflow) = (0).subtractingReportingOverflow(accumulator)
+            if !flipOverflow { return .int(positive) }
+        }
+        // Integers beyond Int's range, fractions and exponents: Double's parser rounds correctly.
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        guard let double = Double(text), double.isFinite else {
+            position = start
+            throw error(.numberOutOfRange, "number \(text) is too large to represent")
+        }
+        return .double(double)
+    }
+
+    private mutating func expectDigits(after what: String) throws(JSONParseError) {
+        guard position < bytes.count else { throw error(.unexpectedEnd, "input ended inside a number") }
+        guard isDigit(bytes[position]) else {
+            throw error(.invalidNumber, "unexpected \(describe(bytes[position])), expected a digit after \(what)")
+        }
+        while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+    }
+
+    @inline(__always)
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "0") < 10
+    }
+
+    // MARK: - Strings
+
+    /// Parses a string starting at its opening quote.
+    private mutating func parseString() throws(JSONParseError) -> String {
+        position += 1
+        let start = position
+        // Fast path: printable ASCII without escapes is copied straight into a String.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                position += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            position += 1
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<position]))
+        while true {
+            guard position < bytes.count else { throw error(.unexpectedEnd, "input ended inside a string") }
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                // Every byte in scratch is validated UTF-8 or produced from a valid scalar.
+                return String(decoding: scratch, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                try parseEscape()
+            case 0..<0x20:
+                throw error(.controlCharacter, "unescaped control character \(describe(byte)) in string")
+            case 0x80...:
+                try copyMultibyteSequence()
+            default:
+                scratch.append(byte)
+                position += 1
+            }
+        }
+    }
+
+    private mutating func parseEscape() throws(JSONParseError) {
+        let escapeStart = position
+        position += 1
+        guard position < bytes.count else { throw error(.unexpectedEnd, "input ended inside an escape") }
+        let byte = bytes[position]
+        position += 1
+        switch byte {
+        case UInt8(ascii: "\""): scratch.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): scratch.append(UInt8(ascii: "\\"))
+        case UInt8(ascii: "/"): scratch.append(UInt8(ascii: "/"))
+        case UInt8(ascii: "b"): scratch.append(0x08)
+        case UInt8(ascii: "f"): scratch.append(0x0C)
+        case UInt8(ascii: "n"): scratch.append(0x0A)
+        case UInt8(ascii: "r"): scratch.append(0x0D)
+        case UInt8(ascii: "t"): scratch.append(0x09)
+        case UInt8(ascii: "u"):
+            let unit = try parseHex4()
+            var scalarValue = UInt32(unit)
+            if (0xD800...0xDBFF).contains(unit) {
+                // A high surrogate must be followed by an escaped low surrogate.
+                guard position + 1 < bytes.count,
+                      bytes[position] == UInt8(ascii: "\\"),
+                      bytes[position + 1] == UInt8(ascii: "u")
+                else {
+                    position = escapeStart
+                    throw error(.invalidSurrogate, "high surrogate \\u\(hex(unit)) is not followed by a low surrogate")
+                }
+                position += 2
+                let low = try parseHex4()
+                guard (0xDC00...0xDFFF).contains(low) else {
+                    position = escapeStart
+                    throw error(.invalidSurrogate, "high surrogate \\u\(hex(unit)) is followed by \\u\(hex(low)), not a low surrogate")
+                }
+                scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(unit) {
+                position = escapeStart
+                throw error(.invalidSurrogate, "unpaired low surrogate \\u\(hex(unit))")
+            }
+            guard let scalar = Unicode.Scalar(scalarValue) else {
+                position = escapeStart
+                throw error(.invalidSurrogate, "invalid code point in escape")
+            }
+            scratch.append(contentsOf: scalar.utf8)
+        default:
+            position = escapeStart
+            throw error(.invalidEscape, "unknown escape \\\(describeCharacter(byte))")
+        }
+    }
+
+    private mutating func parseHex4() throws(JSONParseError) -> UInt16 {
+        var result: UInt16 = 0
+        for _ in 0..<4 {
+            guard position < bytes.count else { throw error(.unexpectedEnd, "input ended inside a \\u escape") }
+            let byte = bytes[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error(.invalidEscape, "unexpected \(describe(byte)) in \\u escape, expected a hex digit")
+            }
+            result = result << 4 | UInt16(digit)
+            position += 1
+        }
+        return result
+    }
+
+    /// Validates one multi-byte UTF-8 sequence (RFC 3629: no overlongs, surrogates or values
+    /// above U+10FFFF) and copies it to `scratch`.
+    private mutating func copyMultibyteSequence() throws(JSONParseError) {
+        let lead = bytes[position]
+        let length: Int
+        var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; secondRange = 0xA0...0xBF
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; secondRange = 0x80...0x9F
+        case 0xF0: length = 4; secondRange = 0x90...0xBF
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; secondRange = 0x80...0x8F
+        default: throw error(.invalidUTF8, "invalid UTF-8 lead byte \(describe(lead))")
+        }
+        for offset in 1..<length {
+            guard position + offset < bytes.count else {
+                position += offset
+                throw error(.invalidUTF8, "input ended inside a UTF-8 sequence")
+            }
+            let byte = bytes[position + offset]
+            let valid = offset == 1 ? secondRange.contains(byte) : (0x80...0xBF).contains(byte)
+            if !valid {
+                position += offset
+                throw error(.invalidUTF8, "invalid UTF-8 continuation byte \(describe(byte))")
+            }
+        }
+        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<(position + length)]))
+        position += length
+    }
+
+    // MARK: - Helpers
+
+    private mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                position += 1
+            default:
+                return
+            }
+        }
+    }
+
+    private func currentByte(expecting what: String) throws(JSONParseError) -> UInt8 {
+        guard position < bytes.count else {
+            throw error(.unexpectedEnd, position == 0 ? "empty input, expected \(what)" : "input ended, expected \(what)")
+        }
+        return bytes[position]
+    }
+
+    private func error(_ code: JSONParseError.Code, _ message: String) -> JSONParseError {
+        JSONParseError(code: code, offset: position, message: message)
+    }
+
+    private func describe(_ byte: UInt8) -> String {
+        if byte >= 0x21 && byte < 0x7F {
+            return "'\(describeCharacter(byte))'"
+        }
+        return "byte 0x\(hex(UInt16(byte), digits: 2))"
+    }
+
+    private func describeCharacter(_ byte: UInt8) -> String {
+        if byte >= 0x21 && byte < 0x7F {
+            return String(UnicodeScalar(byte))
+        }
+        return "0x" + hex(UInt16(byte), digits: 2)
+    }
+
+    private func hex(_ value: UInt16, digits: Int = 4) -> String {
+        let text = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+}

@@ -1,0 +1,140 @@
+extension JSONValue {
+    /// The compact JSON text of the value as UTF-8 bytes (no insignificant whitespace).
+    ///
+    /// Object keys are written in insertion order. Integers are written exactly; doubles in the
+    /// shortest form that parses back to the same `Double`; non-finite doubles as `null`.
+    public var jsonBytes: [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(64)
+        encode(into: &buffer)
+        return buffer
+    }
+
+    /// The compact JSON text of the value.
+    ///
+    /// ```swift
+    /// JSONValue.array([1, 2.5, "a\"b"]).jsonString  // [1,2.5,"a\"b"]
+    /// ```
+    public var jsonString: String {
+        String(decoding: jsonBytes, as: UTF8.self)
+    }
+
+    /// Appends the compact JSON text of the value to `buffer`.
+    ///
+    /// Use this to build larger messages without intermediate copies.
+    ///
+    /// - Parameter buffer: The buffer to append UTF-8 bytes to.
+    public func encode(into buffer: inout [UInt8]) {
+        switch self {
+        case .null:
+            buffer.append(contentsOf: "null".utf8)
+        case .bool(let value):
+            buffer.append(contentsOf: value ? "true".utf8 : "false".utf8)
+        case .int(let value):
+            Self.encodeInteger(value, into: &buffer)
+        case .double(let value):
+            Self.encodeDouble(value, into: &buffer)
+        case .string(let value):
+            Self.encodeString(value, into: &buffer)
+        case .array(let elements):
+            buffer.append(UInt8(ascii: "["))
+            var first = true
+            for element in elements {
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                element.encode(into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "]"))
+        case .object(let object):
+            buffer.append(UInt8(ascii: "{"))
+            var first = true
+            for (key, value) in object {
+                if !first { buffer.append(UInt8(ascii: ",")) }
+                first = false
+                Self.encodeString(key, into: &buffer)
+                buffer.append(UInt8(ascii: ":"))
+                value.encode(into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func encodeInteger(_ value: Int, into buffer: inout [UInt8]) {
+        if value >= 0 && value < 10 {
+            buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
+        // Digits are produced least significant first into a small stack buffer, then copied.
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var count = 0
+            repeat {
+                digits[19 - count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude != 0
+            if value < 0 { buffer.append(UInt8(ascii: "-")) }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[(20 - count)..<20]))
+        }
+    }
+
+    static func encodeDouble(_ value: Double, into buffer: inout [UInt8]) {
+        guard value.isFinite else {
+            buffer.append(contentsOf: "null".utf8)
+            return
+        }
+        // Swift's description is the shortest text that round-trips ("1.0", "1e-05", "1.5e+300"),
+        // always valid JSON for finite values, and keeps a '.' or exponent so it parses back as a double.
+        buffer.append(contentsOf: value.description.utf8)
+    }
+
+    static func encodeString(_ value: String, into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "\""))
+        let handled: Void? = value.utf8.withContiguousStorageIfAvailable { bytes in
+            appendEscaped(bytes, into: &buffer)
+        }
+        if handled == nil {
+            let bytes = Array(value.utf8)
+            bytes.withUnsafeBufferPointer { appendEscaped($0, into: &buffer) }
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+        // Copy runs of bytes that need no escaping in one go.
+        var runStart = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if runStart < index {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            }
+            runStart = index + 1
+            buffer.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\"))
+            case 0x0A: buffer.append(UInt8(ascii: "n"))
+            case 0x0D: buffer.append(UInt8(ascii: "r"))
+            case 0x09: buffer.append(UInt8(ascii: "t"))
+            case 0x08: buffer.append(UInt8(ascii: "b"))
+            case 0x0C: buffer.append(UInt8(ascii: "f"))
+            default:
+                let hexDigits: StaticString = "0123456789abcdef"
+                buffer.append(contentsOf: "u00".utf8)
+                buffer.append(hexDigits.utf8Start[Int(byte >> 4)])
+                buffer.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+            }
+        }
+        if runStart < bytes.count {
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+    }
+}
+
+extension JSONValue: CustomStringConvertible {
+    /// The compact JSON text of the value.
+    public var description: String {
+        jsonString
+    }
+}

@@ -1,0 +1,54 @@
+extension JSONValue {
+    /// The nesting limit used when none is given: deep enough for any real view-model,
+    /// shallow enough that recursive consumers of the value cannot exhaust a thread stack.
+    public static let defaultMaxDepth = 512
+
+    /// Parses UTF-8 JSON text (RFC 8259).
+    ///
+    /// The parser is iterative, so hostile input such as a million `[` fails cleanly with
+    /// ``JSONParseError/Code/nestingTooDeep`` instead of overflowing the stack.
+    /// Integers that fit in `Int` become ``int(_:)``; other numbers become ``double(_:)``
+    /// (a number too large for a finite `Double` is rejected). Duplicate object keys keep the
+    /// first key's position and the last value.
+    ///
+    /// ```swift
+    /// let value = try JSONValue(parsing: Array(#"{"a":[1,2.5,"x"]}"#.utf8))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - bytes: The UTF-8 encoded text. A byte-order mark is not accepted.
+    ///   - maxDepth: The maximum number of nested arrays and objects.
+    /// - Throws: ``JSONParseError`` with the byte offset of the first problem.
+    public init(parsing bytes: some Collection<UInt8>, maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
+        let result: Result<JSONValue, JSONParseError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Self.parse(buffer, maxDepth: maxDepth)
+        }
+        if let result {
+            self = try result.get()
+        } else {
+            let copy = Array(bytes)
+            self = try copy.withUnsafeBufferPointer { buffer in Self.parse(buffer, maxDepth: maxDepth) }.get()
+        }
+    }
+
+    /// Parses JSON text.
+    ///
+    /// - Parameters:
+    ///   - text: The JSON text.
+    ///   - maxDepth: The maximum number of nested arrays and objects.
+    /// - Throws: ``JSONParseError`` with the byte offset (in the UTF-8 form of `text`) of the first problem.
+    public init(parsing text: String, maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
+        var text = text
+        // withUTF8 makes the string contiguous (a no-op for native strings) so no copy is needed.
+        self = try text.withUTF8 { buffer in Self.parse(buffer, maxDepth: maxDepth) }.get()
+    }
+
+    private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
+        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+        do {
+            return .success(try parser.parseDocument())
+        } catch {
+            return .failure(error)
+        }
+    }
+}

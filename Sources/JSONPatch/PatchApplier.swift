@@ -1,0 +1,225 @@
+/// The primitive mutations behind ``JSONPatch/apply(to:)``.
+///
+/// Navigation is iterative and moves each container out of its parent while it is mutated
+/// (leaving `.null` behind briefly) so the container is uniquely referenced and copy-on-write
+/// never copies it.
+enum PatchApplier {
+    static func apply(_ operation: PatchOperation, to document: inout JSONValue) throws(JSONPatchError) {
+        switch operation {
+        case .add(let path, let value):
+            try add(value, at: path, in: &document)
+        case .remove(let path):
+            _ = try remove(at: path, in: &document)
+        case .replace(let path, let value):
+            try replace(at: path, with: value, in: &document)
+        case .move(let from, let path):
+            if from == path {
+                // Still required to exist (RFC 6902 §4.4).
+                guard document[from] != nil else { throw missing(from, role: "from") }
+                return
+            }
+            if from.isProperPrefix(of: path) {
+                throw JSONPatchError(code: .moveIntoDescendant, message: "cannot move \(from) into its own descendant \(path)")
+            }
+            let value = try remove(at: from, in: &document, role: "from")
+            try add(value, at: path, in: &document)
+        case .copy(let from, let path):
+            guard let value = document[from] else { throw missing(from, role: "from") }
+            try add(value, at: path, in: &document)
+        case .test(let path, let value):
+            guard let actual = document[path] else { throw missing(path, role: "path") }
+            guard actual == value else {
+                throw JSONPatchError(code: .testFailed, message: "test failed at \(quoted(path)): expected \(abbreviated(value)), found \(abbreviated(actual))")
+            }
+        }
+    }
+
+    static func add(_ value: JSONValue, at path: JSONPointer, in document: inout JSONValue) throws(JSONPatchError) {
+        guard !path.tokens.isEmpty else {
+            document = value
+            return
+        }
+        try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) in
+            switch parent {
+            case .object(var object):
+                parent = .null
+                object[token] = value
+                parent = .object(object)
+            case .array(var array):
+                let index: Int
+                if token == "-" {
+                    index = array.count
+                } else {
+                    guard let parsed = JSONPointer.arrayIndex(token) else { throw badIndex(token, path) }
+                    guard parsed <= array.count else {
+                        throw JSONPatchError(code: .invalidArrayIndex, message: "index \(token) in \(quoted(path)) is past the end of an array of \(array.count)")
+                    }
+                    index = parsed
+                }
+                parent = .null
+                array.insert(value, at: index)
+                parent = .array(array)
+            default:
+                throw JSONPatchError(code: .pathNotFound, message: "the parent of \(quoted(path)) is not an object or array")
+            }
+        }
+    }
+
+    static func remove(at path: JSONPointer, in document: inout JSONValue, role: String = "path") throws(JSONPatchError) -> JSONValue {
+        guard !path.tokens.isEmpty else {
+            // Removing the whole document leaves nothing; JSON has no "absent" document, so null stands in.
+            let removed = document
+            document = .null
+            return removed
+        }
+        return try withParent(of: path, in: &document, role: role) { (parent: inout JSONValue, token: String) throws(JSONPatchError) -> JSONValue in
+            switch parent {
+            case .object(var object):
+                guard object[token] != nil else { throw missing(path, role: role) }
+                parent = .null
+                let removed = object.removeValue(forKey: token) ?? .null
+                parent = .object(object)
+                return removed
+            case .array(var array):
+                guard let index = JSONPointer.arrayIndex(token) else { throw badIndex(token, path) }
+                guard index < array.count else { throw missing(path, role: role) }
+                parent = .null
+                let removed = array.remove(at: index)
+                parent = .array(array)
+                return removed
+            default:
+                throw missing(path, role: role)
+            }
+        }
+    }
+
+    static func replace(at path: JSONPointer, with value: JSONValue, in document: inout JSONValue) throws(JSONPatchError) {
+        guard !path.tokens.isEmpty else {
+            document = value
+            return
+        }
+        try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) in
+            switch parent {
+            case .object(var object):
+                guard object[token] != nil else { throw missing(path, role: "path") }
+                parent = .null
+                object[token] = value
+                parent = .object(object)
+            case .array(var array):
+                guard let index = JSONPointer.arrayIndex(token) else { throw badIndex(token, path) }
+                guard index < array.count else { throw missing(path, role: "path") }
+                parent = .null
+                array[index] = value
+                parent = .array(array)
+            default:
+                throw missing(path, role: "path")
+            }
+        }
+    }
+
+    /// Walks to the container holding the last token of `path` and runs `body` on it in place.
+    ///
+    /// Iterative, so a pointer as deep as the document allows costs no call stack: each
+    /// container on the way down is moved out of its parent onto a stack (its slot holds
+    /// `.null` meanwhile, which keeps every container uniquely referenced and copy-free), and
+    /// the path is reassembled on the way back up, on success and failure alike.
+    private static func withParent<Result>(
+        of path: JSONPointer,
+        in document: inout JSONValue,
+        role: String = "path",
+        _ body: (inout JSONValue, String) throws(JSONPatchError) -> Result
+    ) throws(JSONPatchError) -> Result {
+        guard let lastToken = path.tokens.last else { throw missing(path, role: role) }
+        // Containers moved out on the way down, outermost first, in typed stacks so that
+        // popping yields a uniquely referenced value.
+        var isObject: [Bool] = []
+        var objects: [JSONObject] = []
+        var memberPositions: [Int] = []
+        var arrays: [[JSONValue]] = []
+        var arrayIndices: [Int] = []
+        var current = document
+        document = .null
+        var outcome: Swift.Result<Result, JSONPatchError>?
+        for token in path.tokens.dropLast() {
+            switch current {
+            case .object(var object):
+                guard let position = object.position(ofKey: token) else {
+                    outcome = .failure(missing(path, role: role))
+                    break
+                }
+                current = .null
+                let child = object.members[position].value
+                object.members[position].value = .null
+                isObject.append(true)
+                objects.append(object)
+                memberPositions.append(position)
+                current = child
+            case .array(var array):
+                guard let index = JSONPointer.arrayIndex(token) else {
+                    outcome = .failure(badIndex(token, path))
+                    break
+                }
+                guard index < array.count else {
+                    outcome = .failure(missing(path, role: role))
+                    break
+                }
+                current = .null
+                let child = array[index]
+                array[index] = .null
+                isObject.append(false)
+                arrays.append(array)
+                arrayIndices.append(index)
+                current = child
+            default:
+                outcome = .failure(missing(path, role: role))
+            }
+            if outcome != nil { break }
+        }
+        if outcome == nil {
+            do {
+                outcome = .success(try body(&current, lastToken))
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+        // Put every container back, innermost first.
+        while let containerIsObject = isObject.popLast() {
+            if containerIsObject {
+                var object = objects.removeLast()
+                object.members[memberPositions.removeLast()].value = current
+                current = .object(object)
+            } else {
+                var array = arrays.removeLast()
+                array[arrayIndices.removeLast()] = current
+                current = .array(array)
+            }
+        }
+        document = current
+        switch outcome {
+        case .success(let result)?:
+            return result
+        case .failure(let error)?:
+            throw error
+        case nil:
+            throw missing(path, role: role)
+        }
+    }
+
+    private static func missing(_ path: JSONPointer, role: String) -> JSONPatchError {
+        JSONPatchError(code: .pathNotFound, message: "'\(role)' location \(quoted(path)) does not exist")
+    }
+
+    private static func badIndex(_ token: String, _ path: JSONPointer) -> JSONPatchError {
+        JSONPatchError(code: .invalidArrayIndex, message: "'\(token)' in \(quoted(path)) is not a valid array index")
+    }
+
+    /// The JSON text of `value`, cut short so error messages stay readable for big values.
+    private static func abbreviated(_ value: JSONValue) -> String {
+        let text = value.jsonString
+        return text.count <= 120 ? text : String(text.prefix(117)) + "..."
+    }
+
+    private static func quoted(_ path: JSONPointer) -> String {
+        "\"\(path)\""
+    }
+}

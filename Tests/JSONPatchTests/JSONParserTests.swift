@@ -1,0 +1,177 @@
+import Foundation
+import JSONPatch
+import Testing
+
+@Suite("Parsing")
+struct JSONParserTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONValue(parsing: #" { "a" : [ 1 , -2.5e1 , "s" , true , false , null , { } , [ ] ] } "#)
+        #expect(value == ["a": [1, -25.0, "s", true, false, nil, .object([:]), []]])
+    }
+
+    @Test func keepsObjectKeyOrder() throws {
+        let value = try JSONValue(parsing: #"{"z":1,"a":2,"m":3}"#)
+        #expect(value.objectValue?.keys == ["z", "a", "m"])
+        #expect(value.jsonString == #"{"z":1,"a":2,"m":3}"#)
+    }
+
+    @Test(arguments: [
+        ("0", JSONValue.int(0)),
+        ("-0", JSONValue.int(0)),
+        ("42", JSONValue.int(42)),
+        ("9223372036854775807", JSONValue.int(Int.max)),
+        ("-9223372036854775808", JSONValue.int(Int.min)),
+        ("1.0", JSONValue.double(1.0)),
+        ("1e2", JSONValue.double(100)),
+        ("1E+2", JSONValue.double(100)),
+        ("-1.5e-3", JSONValue.double(-0.0015)),
+    ])
+    func parsesNumbers(text: String, expected: JSONValue) throws {
+        let value = try JSONValue(parsing: text)
+        #expect(value == expected)
+        // The case must match too: integers stay integers, anything with '.' or 'e' is a double.
+        switch (value, expected) {
+        case (.int, .int), (.double, .double): break
+        default: Issue.record("\(text) parsed as \(value), expected the case of \(expected)")
+        }
+    }
+
+    @Test func integersBeyondIntRangeBecomeDoubles() throws {
+        #expect(try JSONValue(parsing: "9223372036854775808") == .double(9_223_372_036_854_775_808.0))
+        #expect(try JSONValue(parsing: "-9223372036854775809") == .double(-9_223_372_036_854_775_809.0))
+        if case .double = try JSONValue(parsing: "123456789012345678901234567890") {} else {
+            Issue.record("a 30-digit integer must become a double")
+        }
+    }
+
+    @Test func integersSurviveRoundTripExactly() throws {
+        var generator = SeededGenerator(seed: 7)
+        for _ in 0..<2000 {
+            let integer = Int.random(in: Int.min...Int.max, using: &generator)
+            let text = JSONValue.int(integer).jsonString
+            #expect(text == String(integer))
+            #expect(try JSONValue(parsing: text) == .int(integer))
+        }
+    }
+
+    @Test func stringEscapesDecode() throws {
+        let value = try JSONValue(parsing: #""a\"b\\c\/d\be\ff\ng\rh\ti\u0041\u00e9\u20AC\uD83D\uDE00""#)
+        #expect(value == .string("a\"b\\c/d\u{08}e\u{0C}f\ng\rh\tiAé€😀"))
+    }
+
+    @Test func rawUTF8IsAccepted() throws {
+        #expect(try JSONValue(parsing: "\"héllo €😀\"") == .string("héllo €😀"))
+    }
+
+    @Test(arguments: [
+        // (input bytes, expected code, expected offset)
+        (Array("".utf8), JSONParseError.Code.unexpectedEnd, 0),
+        (Array("   ".utf8), .unexpectedEnd, 3),
+        (Array("[1,]".utf8), .unexpectedCharacter, 3),
+        (Array("[1 2]".utf8), .unexpectedCharacter, 3),
+        (Array("{\"a\" 1}".utf8), .unexpectedCharacter, 5),
+        (Array("{1:2}".utf8), .unexpectedCharacter, 1),
+        (Array("{\"a\":1,}".utf8), .unexpectedCharacter, 7),
+        (Array("[1".utf8), .unexpectedEnd, 2),
+        (Array("tru".utf8), .unexpectedEnd, 3),
+        (Array("nul!".utf8), .unexpectedCharacter, 3),
+        (Array("01".utf8), .invalidNumber, 1),
+        (Array("-".utf8), .unexpectedEnd, 1),
+        (Array("-a".utf8), .invalidNumber, 1),
+        (Array("1.".utf8), .unexpectedEnd, 2),
+        (Array("1.e3".utf8), .invalidNumber, 2),
+        (Array("1e".utf8), .unexpectedEnd, 2),
+        (Array("+1".utf8), .unexpectedCharacter, 0),
+        (Array("1e999".utf8), .numberOutOfRange, 0),
+        (Array("\"abc".utf8), .unexpectedEnd, 4),
+        (Array("\"a\\qb\"".utf8), .invalidEscape, 2),
+        (Array("\"\\u12G4\"".utf8), .invalidEscape, 5),
+        (Array("\"\\uD800\"".utf8), .invalidSurrogate, 1),
+        (Array("\"\\uD800\\u0041\"".utf8), .invalidSurrogate, 1),
+        (Array("\"\\uDC00\"".utf8), .invalidSurrogate, 1),
+        (Array("\"a\u{01}b\"".utf8), .controlCharacter, 2),
+        (Array("\"a\nb\"".utf8), .controlCharacter, 2),
+        ([0x22, 0xFF, 0x22], .invalidUTF8, 1),
+        ([0x22, 0xC0, 0xAF, 0x22], .invalidUTF8, 1),  // overlong '/'
+        ([0x22, 0xED, 0xA0, 0x80, 0x22], .invalidUTF8, 2),  // encoded surrogate
+        ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], .invalidUTF8, 2),  // above U+10FFFF
+        ([0x22, 0xE2, 0x82, 0x22], .invalidUTF8, 3),  // truncated sequence
+        ([0x22, 0x80, 0x22], .invalidUTF8, 1),  // lone continuation byte
+        (Array("1 2".utf8), .trailingData, 2),
+        (Array("{} x".utf8), .trailingData, 3),
+        (Array("\u{FEFF}1".utf8), .unexpectedCharacter, 0),
+    ])
+    func rejectsMalformedTextWithOffset(bytes: [UInt8], code: JSONParseError.Code, offset: Int) {
+        do {
+            let value = try JSONValue(parsing: bytes)
+            Issue.record("expected \(code) but parsed \(value)")
+        } catch {
+            #expect(error.code == code)
+            #expect(error.offset == offset)
+            #expect(!error.message.isEmpty)
+            #expect(error.description.contains(code.rawValue))
+        }
+    }
+
+    @Test func aMillionOpeningBracketsIsACleanError() {
+        let bytes = [UInt8](repeating: UInt8(ascii: "["), count: 1_000_000)
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: bytes) }
+        do {
+            _ = try JSONValue(parsing: bytes)
+        } catch {
+            #expect(error.code == .nestingTooDeep)
+            #expect(error.offset == JSONValue.defaultMaxDepth)
+        }
+        let objects = String(repeating: #"{"a":"#, count: 1_000_000)
+        #expect { try JSONValue(parsing: objects) } throws: { error in
+            (error as? JSONParseError)?.code == .nestingTooDeep
+        }
+    }
+
+    @Test func nestingLimitIsExact() throws {
+        let atLimit = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        #expect(throws: Never.self) { try JSONValue(parsing: atLimit) }
+        let overLimit = "[" + atLimit + "]"
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: overLimit) }
+        #expect(throws: Never.self) { try JSONValue(parsing: overLimit, maxDepth: 513) }
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: "[[1]]", maxDepth: 1) }
+        #expect(throws: Never.self) { try JSONValue(parsing: "[1]", maxDepth: 1) }
+        #expect(throws: Never.self) { try JSONValue(parsing: "1", maxDepth: 0) }
+    }
+
+    /// Encoding, comparing, hashing and destroying a value are recursive in its depth; at the
+    /// parser's limit they must fit in a small (512 KiB) thread stack.
+    @Test func valuesAtMaxDepthWorkOnASmallStack() async throws {
+        let text = String(repeating: #"{"k":["#, count: 256) + "1" + String(repeating: "]}", count: 256)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let thread = Thread {
+                var ok = false
+                if let value = try? JSONValue(parsing: text) {
+                    let encoded = value.jsonString
+                    let reparsed = try? JSONValue(parsing: encoded)
+                    ok = encoded == text && reparsed == value && reparsed?.hashValue == value.hashValue
+                    // Diff down to the innermost leaf, then apply the 512-token pointer.
+                    let changedText = text.replacing("[1]", with: "[2]")
+                    if let changed = try? JSONValue(parsing: changedText) {
+                        let patch = JSONPatch.diff(from: value, to: changed)
+                        ok = ok && patch.count == 1 && patch.first?.path.tokens.count == 512
+                            && (try? patch.apply(to: value)) == changed && value != changed
+                    } else {
+                        ok = false
+                    }
+                }
+                continuation.resume(returning: ok)
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+        #expect(result)
+    }
+
+    @Test func parsesFromNonContiguousCollections() throws {
+        let bytes = Array(#"{"a":[1,2]}"#.utf8)
+        let value = try JSONValue(parsing: bytes.lazy.map { $0 })
+        #expect(value == ["a": [1, 2]])
+        #expect(try JSONValue(parsing: bytes[0...]) == value)
+    }
+}

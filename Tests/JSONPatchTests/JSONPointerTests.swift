@@ -1,0 +1,86 @@
+import JSONPatch
+import Testing
+
+@Suite("JSON Pointer")
+struct JSONPointerTests {
+    /// The example document and pointers of RFC 6901 §5.
+    static let document: JSONValue = [
+        "foo": ["bar", "baz"], "": 0, "a/b": 1, "c%d": 2, "e^f": 3, "g|h": 4, "i\\j": 5,
+        "k\"l": 6, " ": 7, "m~n": 8,
+    ]
+
+    @Test(arguments: [
+        ("", JSONValue?.some(JSONPointerTests.document)),
+        ("/foo", JSONValue.array(["bar", "baz"])),
+        ("/foo/0", "bar"),
+        ("/", 0),
+        ("/a~1b", 1),
+        ("/c%d", 2),
+        ("/e^f", 3),
+        ("/g|h", 4),
+        ("/i\\j", 5),
+        ("/k\"l", 6),
+        ("/ ", 7),
+        ("/m~0n", 8),
+        ("/foo/2", nil),
+        ("/foo/-", nil),
+        ("/foo/01", nil),
+        ("/missing", nil),
+        ("/foo/0/deeper", nil),
+    ])
+    func resolvesRFC6901Examples(text: String, expected: JSONValue?) throws {
+        let pointer = try JSONPointer(text)
+        #expect(Self.document[pointer] == expected)
+        #expect(pointer.description == text)
+    }
+
+    @Test func unescapesTokensInTheRightOrder() throws {
+        #expect(try JSONPointer("/~01").tokens == ["~1"])
+        #expect(try JSONPointer("/~10").tokens == ["/0"])
+        #expect(try JSONPointer("/a/~0~1/").tokens == ["a", "~/", ""])
+        #expect(JSONPointer(tokens: ["~1", "/0"]).description == "/~01/~10")
+        #expect(try JSONPointer("").tokens.isEmpty)
+        #expect(JSONPointer.root.isRoot)
+        #expect(JSONPointer.root.description == "")
+    }
+
+    @Test(arguments: [
+        ("a", JSONPointerError.Code.missingLeadingSlash),
+        ("#/a", .missingLeadingSlash),
+        ("/a~", .invalidEscape),
+        ("/a~2", .invalidEscape),
+        ("/~x", .invalidEscape),
+    ])
+    func rejectsMalformedPointers(text: String, code: JSONPointerError.Code) {
+        #expect { try JSONPointer(text) } throws: { error in
+            guard let error = error as? JSONPointerError else { return false }
+            return error.code == code && error.pointer == text && !error.description.isEmpty
+        }
+    }
+
+    @Test func appendingBuildsEscapedPaths() throws {
+        let pointer = JSONPointer.root.appending("rows").appending(3).appending("a/b~c")
+        #expect(pointer.tokens == ["rows", "3", "a/b~c"])
+        #expect(pointer.description == "/rows/3/a~1b~0c")
+        #expect(try JSONPointer(pointer.description) == pointer)
+        #expect(pointer.parent == JSONPointer.root.appending("rows").appending(3))
+        #expect(JSONPointer.root.parent == nil)
+    }
+
+    @Test(arguments: [
+        ("0", Int?.some(0)), ("7", 7), ("10", 10), ("123456", 123456),
+        ("01", nil), ("00", nil), ("-", nil), ("-1", nil), ("+1", nil), ("1e0", nil), ("", nil), (" 1", nil),
+        ("99999999999999999999999", nil),
+    ])
+    func arrayIndexRules(token: String, expected: Int?) {
+        #expect(JSONPointer.arrayIndex(token) == expected)
+    }
+
+    @Test func properPrefix() throws {
+        let a = try JSONPointer("/a")
+        #expect(a.isProperPrefix(of: try JSONPointer("/a/b")))
+        #expect(!a.isProperPrefix(of: a))
+        #expect(!a.isProperPrefix(of: try JSONPointer("/ab")))
+        #expect(JSONPointer.root.isProperPrefix(of: a))
+    }
+}
