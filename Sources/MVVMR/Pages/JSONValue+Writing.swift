@@ -1,0 +1,71 @@
+import JSONPatch
+
+extension JSONValue {
+    /// Writes `value` at `tokens`, creating missing objects on the way.
+    ///
+    /// Containers are taken out of the enum before they are changed, so a document that is not shared
+    /// is changed in place rather than copied level by level.
+    /// - Returns: how many tokens lead to the highest value that was created or changed (a write
+    ///   below a missing object reports that object, so its patch is one `add` the client can apply),
+    ///   or nil when the path runs through a scalar or an array index out of range; then nothing changed.
+    mutating func write(_ value: JSONValue, at tokens: ArraySlice<String>) -> Int? {
+        guard let token = tokens.first else {
+            self = value
+            return 0
+        }
+        let rest = tokens.dropFirst()
+        switch self {
+        case .object(var object):
+            self = .null
+            defer { self = .object(object) }
+            if var child = object[token] {
+                object[token] = .null
+                let depth = child.write(value, at: rest)
+                object[token] = child
+                return depth.map { $0 + 1 }
+            }
+            var created = JSONValue.object(JSONObject())
+            if created.write(value, at: rest) == nil {
+                return nil
+            }
+            object[token] = created
+            return 1
+        case .array(var array):
+            let index: Int
+            if token == "-" {
+                index = array.count
+            } else if let parsed = Int(token), parsed >= 0, parsed <= array.count {
+                index = parsed
+            } else {
+                return nil
+            }
+            if index == array.count {
+                // Appending: only a whole new element can be added at the end.
+                guard rest.isEmpty else { return nil }
+                self = .null
+                array.append(value)
+                self = .array(array)
+                return 1
+            }
+            self = .null
+            defer { self = .array(array) }
+            var child = array[index]
+            array[index] = .null
+            let depth = child.write(value, at: rest)
+            array[index] = child
+            return depth.map { $0 + 1 }
+        default:
+            return nil
+        }
+    }
+}
+
+extension JSONValue {
+    /// Whether the value is neither an array nor an object.
+    var isScalar: Bool {
+        switch self {
+        case .array, .object: return false
+        default: return true
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import JSONPatch
+
+/// The JSON document of one live page, its revision, and the patches of its last revisions.
+///
+/// Writes made while the page is being bound form its first snapshot. After that, the first write
+/// of a turn keeps the document as it was (a copy-on-write copy, cheap until written), every write
+/// remembers its path, and `commit()` diffs only those paths: one patch and one new revision per
+/// turn, however many outputs moved.
+@usableFromInline
+final class PageDocument {
+    struct RevisionPatch {
+        let rev: Int
+        let patch: JSONPatch
+    }
+
+    let unit: String
+    private(set) var view: JSONValue = .object(JSONObject())
+    private(set) var revision: Int
+    var options = DiffOptions()
+    /// Why bindings failed (invalid path, unwritable path) while the page was being bound.
+    private(set) var bindingFailures: [String] = []
+    private var isRecording = false
+    private var baseline: JSONValue?
+    private var writtenPaths: [JSONPointer] = []
+    private var history: [RevisionPatch] = []
+    /// Where the oldest patch is in `history` once the ring is full.
+    private var historyStart = 0
+    private let historyLimit: Int
+    private let turn: SessionTurn
+
+    init(unit: String, revision: Int, historyLimit: Int, turn: SessionTurn) {
+        self.unit = unit
+        self.revision = revision
+        self.historyLimit = max(historyLimit, 0)
+        self.turn = turn
+    }
+
+    var snapshotView: JSONValue { view }
+
+    func recordBindingFailure(_ reason: String) {
+        bindingFailures.append(reason)
+    }
+
+    /// Diffs the array at `pointer` by the member `key` instead of `id`.
+    @usableFromInline
+    func setIdentityKey(_ key: String, forArrayAt pointer: JSONPointer) {
+        options.identityKeys[pointer] = key
+    }
+
+    /// From now on writes are changes that `commit()` turns into patches.
+    func startRecording() {
+        isRecording = true
+    }
+
+    /// Writes `value` at `pointer`, remembering the path for this turn's patch.
+    @usableFromInline
+    func write(_ value: JSONValue, at pointer: JSONPointer) {
+        guard isRecording else {
+            if view.write(value, at: pointer.tokens[...]) == nil {
+                recordBindingFailure("cannot write at \(pointer) of \(unit)")
+            }
+            return
+        }
+        if baseline == nil {
+            baseline = view
+            turn.markChanged(self)
+        }
+        // A failed write (the path runs through a scalar) changes nothing and is dropped: the page
+        // keeps working with its other outputs.
+        guard let depth = view.write(value, at: pointer.tokens[...]) else { return }
+        let changed = depth == pointer.tokens.count ? pointer : JSONPointer(tokens: Array(pointer.tokens.prefix(depth)))
+        writtenPaths.append(changed)
+    }
+
+    /// Turns this turn's writes into one patch and one new revision; nil when nothing changed.
+    func commit() -> JSONPatch? {
+        guard let baseline else { return nil }
+        self.baseline = nil
+        let operations = Self.operations(
+            from: baseline, to: view, at: writtenPaths.count == 1 ? writtenPaths : Self.outermost(writtenPaths),
+            options: options)
+        writtenPaths.removeAll(keepingCapacity: true)
+        guard !operations.isEmpty else { return nil }
+        let patch = JSONPatch(operations)
+        revision += 1
+        if historyLimit > 0 {
+            // A ring: once full, the oldest patch is overwritten instead of shifting the others.
+            if history.count < historyLimit {
+                history.append(RevisionPatch(rev: revision, patch: patch))
+            } else {
+                history[historyStart] = RevisionPatch(rev: revision, patch: patch)
+                historyStart = (historyStart + 1) % historyLimit
+            }
+        }
+        return patch
+    }
+
+    /// Folds this turn's writes into the document without a patch or a revision: a page bound in this
+    /// turn shows them in its snapshot.
+    func absorbChanges() {
+        baseline = nil
+        writtenPaths.removeAll(keepingCapacity: true)
+    }
+
+    /// The patch that takes the page from `clientRevision` to its current revision: empty when equal,
+    /// nil when the patches needed are no longer kept.
+    func catchUp(from clientRevision: Int) -> JSONPatch? {
+        if clientRevision == revision { return JSONPatch([]) }
+        guard clientRevision >= 0, clientRevision < revision else { return nil }
+        let needed = revision - clientRevision
+        guard history.count >= needed else { return nil }
+        // The ring's entries in order are history[historyStart...] then history[..<historyStart].
+        let kept = (0..<needed).map { offset in
+            history[(historyStart + history.count - needed + offset) % history.count]
+        }
+        guard kept.first?.rev == clientRevision + 1 else { return nil }
+        if needed == 1, let only = kept.first { return only.patch }
+        return JSONPatch(kept.flatMap(\.patch.operations))
+    }
+
+    /// The written paths without those below another written path (its diff covers them), in
+    /// the order they were first written.
+    static func outermost(_ paths: [JSONPointer]) -> [JSONPointer] {
+        if paths.count == 1 { return paths }
+        var result: [JSONPointer] = []
+        for path in paths where !result.contains(path) {
+            result.append(path)
+        }
+        return result.filter { path in
+            !result.contains { other in
+                other.tokens.count < path.tokens.count && path.tokens.starts(with: other.tokens)
+            }
+        }
+    }
+
+    static func operations(
+        from old: JSONValue, to new: JSONValue, at paths: [JSONPointer], options: DiffOptions
+    ) -> [PatchOperation] {
+        var operations: [PatchOperation] = []
+        for path in paths {
+            switch (old[path], new[path]) {
+            case let (before?, after?):
+                if before == after { continue }
+                if before.isScalar, after.isScalar {
+                    // The common case (a label, a counter): one replace, without the general differ.
+                    operations.append(.replace(path: path, value: after))
+                    continue
+                }
+                operations += JSONPatch.diff(from: before, to: after, at: path, options: options).operations
+            case let (nil, after?):
+                operations.append(.add(path: path, value: after))
+            case (_?, nil):
+                operations.append(.remove(path: path))
+            case (nil, nil):
+                break
+            }
+        }
+        return operations
+    }
+}

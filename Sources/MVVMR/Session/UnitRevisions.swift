@@ -1,0 +1,31 @@
+/// The last revision of every unit a session ever bound, kept after its page is released so that a
+/// fresh pair goes on from it: a unit's revision never decreases.
+///
+/// An array searched linearly: a session binds a handful of units, and a dictionary would cost more
+/// memory per idle session than the scan costs time.
+struct UnitRevisions {
+    private struct Entry {
+        let unit: String
+        var revision: Int
+    }
+
+    private var entries: [Entry] = []
+
+    subscript(unit: String) -> Int? {
+        get {
+            for entry in entries where entry.unit == unit { return entry.revision }
+            return nil
+        }
+        set {
+            guard let newValue else {
+                entries.removeAll { $0.unit == unit }
+                return
+            }
+            if let index = entries.firstIndex(where: { $0.unit == unit }) {
+                entries[index].revision = newValue
+            } else {
+                entries.append(Entry(unit: unit, revision: newValue))
+            }
+        }
+    }
+}

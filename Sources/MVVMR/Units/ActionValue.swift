@@ -1,0 +1,78 @@
+import JSONPatch
+
+/// A Swift type an action's JSON value decodes into: `actions.signal("username", of: String.self)`.
+public protocol ActionValue {
+    /// The JSON type clients must send.
+    static var actionValueType: ActionValueType { get }
+    /// Decodes a value already checked against `actionValueType`; nil if it does not fit after all.
+    /// - Parameter json: the action's value.
+    init?(actionValue json: JSONValue)
+}
+
+extension String: ActionValue {
+    /// Strings are sent as JSON strings.
+    public static var actionValueType: ActionValueType { .string }
+    /// Decodes a JSON string.
+    public init?(actionValue json: JSONValue) {
+        guard case .string(let value) = json else { return nil }
+        self = value
+    }
+}
+
+extension Int: ActionValue {
+    /// Ints are sent as JSON numbers without a fraction.
+    public static var actionValueType: ActionValueType { .int }
+    /// Decodes a JSON number without a fraction.
+    public init?(actionValue json: JSONValue) {
+        switch json {
+        case .int(let value): self = value
+        case .double(let value):
+            guard let exact = Int(exactly: value) else { return nil }
+            self = exact
+        default: return nil
+        }
+    }
+}
+
+extension Double: ActionValue {
+    /// Doubles are sent as any JSON number.
+    public static var actionValueType: ActionValueType { .number }
+    /// Decodes a JSON number.
+    public init?(actionValue json: JSONValue) {
+        switch json {
+        case .int(let value): self = Double(value)
+        case .double(let value): self = value
+        default: return nil
+        }
+    }
+}
+
+extension Bool: ActionValue {
+    /// Bools are sent as `true` or `false`.
+    public static var actionValueType: ActionValueType { .bool }
+    /// Decodes a JSON bool.
+    public init?(actionValue json: JSONValue) {
+        guard case .bool(let value) = json else { return nil }
+        self = value
+    }
+}
+
+extension JSONObject: ActionValue {
+    /// Objects are sent as JSON objects.
+    public static var actionValueType: ActionValueType { .object }
+    /// Takes a JSON object as it is.
+    public init?(actionValue json: JSONValue) {
+        guard case .object(let value) = json else { return nil }
+        self = value
+    }
+}
+
+extension Array: ActionValue where Element == JSONValue {
+    /// Arrays are sent as JSON arrays.
+    public static var actionValueType: ActionValueType { .array }
+    /// Takes a JSON array as it is.
+    public init?(actionValue json: JSONValue) {
+        guard case .array(let value) = json else { return nil }
+        self = value
+    }
+}

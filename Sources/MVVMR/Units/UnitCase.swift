@@ -1,0 +1,83 @@
+import JSONPatch
+
+/// A named pairing of one View type and one ViewModel type: one route of the app.
+///
+/// Declare unit cases as static members so routes read like enum cases:
+///
+/// ```swift
+/// extension UnitCase {
+///     static let greeting = UnitCase("greeting", view: GreetingView.self, viewModel: GreetingViewModel.self)
+/// }
+/// // a ViewModel routes with .push(.greeting)
+/// ```
+///
+/// The pairing is checked at compile time: the initializer requires the View's Input and Output to
+/// be the ViewModel's Input and Output, so a mismatched pair does not compile:
+///
+/// ```swift
+/// UnitCase("broken", view: GreetingView.self, viewModel: LoginViewModel.self)
+/// // error: initializer 'init(_:view:viewModel:parts:)' requires the types 'GreetingInput' and
+/// //        'LoginInput' be equivalent
+/// ```
+///
+/// The unit's actions (with those of its parts) are known without a session, from `actions`.
+public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
+    /// The unit's name: its route is `/name`, its API is `/api/pages/name`.
+    public let name: String
+    /// The actions the unit's View declares, then those of its parts as `part.action`.
+    public let actions: [ActionDescriptor]
+    /// The sub-views mounted in the unit's page.
+    public let parts: [UnitPart]
+    /// Makes the View and the ViewModel, wires Input → ViewModel → Output → page, and returns what
+    /// must stay alive as long as the page. It captures only metatypes, so it is `Sendable`.
+    let bindPair: @Sendable (UnitContext, Actions, Page) throws -> BoundPair
+
+    /// Pairs `view` with `viewModel` under `name`.
+    /// - Parameters:
+    ///   - name: the unit's name, unique in the app.
+    ///   - view: the View type; its Input and Output must be the ViewModel's.
+    ///   - viewModel: the ViewModel type.
+    ///   - parts: sub-views mounted in this unit's page, each with its own View and ViewModel.
+    public init<ViewType: View, ViewModelType: ViewModel>(
+        _ name: String, view: ViewType.Type, viewModel: ViewModelType.Type, parts: [UnitPart] = []
+    ) where ViewType.Input == ViewModelType.Input, ViewType.Output == ViewModelType.Output {
+        self.name = name
+        self.parts = parts
+        // Listing the actions runs the View's declarations against a registry that no session uses.
+        let registry = ActionRegistry()
+        _ = ViewType().input(from: Actions(registry: registry, prefix: ""))
+        var actions = registry.descriptors
+        for part in parts {
+            actions += part.unit.actions.map {
+                ActionDescriptor(name: part.name + "." + $0.name, valueType: $0.valueType)
+            }
+        }
+        self.actions = actions
+        bindPair = { context, actions, page in
+            let view = ViewType()
+            let input = view.input(from: actions)
+            let viewModel = try ViewModelType(context: context)
+            let output = try viewModel.transform(input)
+            view.bind(output, to: page)
+            return BoundPair(view: view, viewModel: viewModel)
+        }
+    }
+
+    /// The unit's route in the browser, `/name`.
+    public var route: String { "/" + name }
+
+    /// The unit's name.
+    public var description: String { name }
+
+    /// Unit cases are equal when their names are.
+    public static func == (left: UnitCase, right: UnitCase) -> Bool { left.name == right.name }
+
+    /// Hashes the name.
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// The View and ViewModel of one bound page (or part), kept alive while the page lives.
+struct BoundPair {
+    let view: Any
+    let viewModel: Any
+}

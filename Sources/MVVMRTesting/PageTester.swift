@@ -1,0 +1,265 @@
+import JSONPatch
+import MVVMR
+import Testing
+
+/// Tests one page the way a client uses it — actions in, patches out — with virtual time, and fails
+/// the test for every change it did not assert (like the Composable Architecture's `TestStore`).
+///
+/// The tester binds a fresh page of the unit in its own session (virtual clock, your services).
+/// Each step (`send`, `advance(by:)`, `runPendingWork()`) takes the page as the test last knew it,
+/// lets you describe how it should look now, and records an issue when the page differs — including
+/// when the step changed the page and you described nothing. A navigation the step caused must be
+/// named with `navigation:`, and async work still pending when the tester goes away is an issue too.
+///
+/// ```swift
+/// @Test func greets() throws {
+///     let tester = try PageTester(.greeting, services: services)
+///     #expect(tester.view == ["greeting": "Say hello to who?"])
+///     tester.send("showGreeting") { $0[at: "/greeting"] = "Hello David Blaine" }
+/// }
+/// ```
+public final class PageTester {
+    /// The session the page lives in, for looking at other pages or the stack.
+    public let session: PageSession
+    /// The unit under test.
+    public let unit: String
+    /// The page as the test has asserted it so far.
+    public private(set) var view: JSONValue
+    /// The page's revision as the test has seen it so far.
+    public private(set) var rev: Int
+    /// The actions the page accepts.
+    public let actions: [ActionDescriptor]
+    private let log = EventLog()
+    private var isFinished = false
+
+    /// Binds a fresh page of `unit` in a new session with a virtual clock.
+    /// - Parameters:
+    ///   - unit: the unit to test.
+    ///   - services: the services its ViewModel reads (usually fakes).
+    ///   - parameters: its route parameters.
+    ///   - value: a value for its ViewModel, as a router would send it.
+    /// - Throws: the `PageError` when the page cannot be bound.
+    public init(
+        _ unit: UnitCase, services: Services = Services(), parameters: [String: String] = [:],
+        sending value: sending Any? = nil
+    ) throws {
+        let log = self.log
+        session = PageSession(
+            registry: UnitRegistry(root: unit, units: []), services: services, clock: .virtual,
+            eventSink: { log.append($0) })
+        let result = try session.start(at: unit, parameters: parameters, sending: value)
+        _ = log.take()
+        self.unit = unit.name
+        let page = result.navigation?.page
+        view = page?.view ?? .null
+        rev = page?.rev ?? 0
+        actions = page?.actions ?? unit.actions
+    }
+
+    deinit {
+        if !isFinished { checkNothingPending(sourceLocation: nil) }
+    }
+
+    /// Sends an action to the page, then checks the page against `expectedChange` applied to the page
+    /// as last asserted.
+    /// - Parameters:
+    ///   - action: the action's name.
+    ///   - value: its value; `null` for actions without one.
+    ///   - navigation: the navigation the action causes, if any; an unexpected one is an issue.
+    ///   - sourceLocation: where issues are reported.
+    ///   - expectedChange: changes the last asserted page into the expected one; nil means "nothing
+    ///     changes".
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func send(
+        _ action: String, _ value: JSONValue = .null, navigation: ExpectedNavigation? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ expectedChange: ((inout JSONValue) throws -> Void)? = nil
+    ) -> [SessionEvent] {
+        do {
+            _ = try session.perform(action, value: value, on: unit, clientRevision: rev)
+        } catch {
+            Issue.record("sending \(action) failed: \(error)", sourceLocation: sourceLocation)
+            return []
+        }
+        return check(navigation: navigation, sourceLocation: sourceLocation, expectedChange)
+    }
+
+    /// Sends an action and checks the exact patch it produced on the page.
+    /// - Parameters:
+    ///   - action: the action's name.
+    ///   - value: its value; `null` for actions without one.
+    ///   - patch: the operations the page's patch must consist of (empty: nothing changes).
+    ///   - navigation: the navigation the action causes, if any.
+    ///   - sourceLocation: where issues are reported.
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func send(
+        _ action: String, _ value: JSONValue = .null, patch: [PatchOperation], navigation: ExpectedNavigation? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> [SessionEvent] {
+        do {
+            _ = try session.perform(action, value: value, on: unit, clientRevision: rev)
+        } catch {
+            Issue.record("sending \(action) failed: \(error)", sourceLocation: sourceLocation)
+            return []
+        }
+        let events = log.take()
+        let operations = pagePatches(in: events).flatMap(\.patch.operations)
+        if operations != patch {
+            Issue.record(
+                "patch differs:\n  expected: \(JSONPatch(patch))\n  actual:   \(JSONPatch(operations))",
+                sourceLocation: sourceLocation)
+        }
+        return check(events, navigation: navigation, sourceLocation: sourceLocation) { view in
+            view = try JSONPatch(patch).apply(to: view)
+        }
+    }
+
+    /// Moves virtual time forward, firing due timers, then checks the page.
+    /// - Parameters:
+    ///   - duration: how far to move.
+    ///   - navigation: the navigation the timers cause, if any.
+    ///   - sourceLocation: where issues are reported.
+    ///   - expectedChange: changes the last asserted page into the expected one; nil: nothing changes.
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func advance(
+        by duration: Duration, navigation: ExpectedNavigation? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+        _ expectedChange: ((inout JSONValue) throws -> Void)? = nil
+    ) -> [SessionEvent] {
+        session.advanceTime(by: duration)
+        return check(navigation: navigation, sourceLocation: sourceLocation, expectedChange)
+    }
+
+    /// Runs the async work the page started (Model calls in `flatMapLatest`, `perform`), in the order
+    /// it started, each result re-entering the page like in production; then checks the page.
+    /// - Parameters:
+    ///   - navigation: the navigation the results cause, if any.
+    ///   - sourceLocation: where issues are reported.
+    ///   - expectedChange: changes the last asserted page into the expected one; nil: nothing changes.
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func runPendingWork(
+        navigation: ExpectedNavigation? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+        _ expectedChange: ((inout JSONValue) throws -> Void)? = nil
+    ) async -> [SessionEvent] {
+        await session.runPendingWork()
+        return check(navigation: navigation, sourceLocation: sourceLocation, expectedChange)
+    }
+
+    /// Ends the test of this page: records an issue if async work is still pending, then releases the
+    /// session. Called by `deinit` when you do not.
+    /// - Parameter sourceLocation: where issues are reported.
+    public func finish(sourceLocation: SourceLocation = #_sourceLocation) {
+        isFinished = true
+        checkNothingPending(sourceLocation: sourceLocation)
+        session.releaseAll()
+    }
+
+    private func checkNothingPending(sourceLocation: SourceLocation?) {
+        let pending = session.pendingWorkCount
+        guard pending > 0 else { return }
+        let message: Comment = "\(pending) async job(s) of \(unit) still pending: run them with runPendingWork()"
+        if let sourceLocation {
+            Issue.record(message, sourceLocation: sourceLocation)
+        } else {
+            Issue.record(message)
+        }
+    }
+
+    private func check(
+        navigation: ExpectedNavigation?, sourceLocation: SourceLocation,
+        _ expectedChange: ((inout JSONValue) throws -> Void)?
+    ) -> [SessionEvent] {
+        check(log.take(), navigation: navigation, sourceLocation: sourceLocation, expectedChange)
+    }
+
+    private func pagePatches(in events: [SessionEvent]) -> [PagePatch] {
+        events.compactMap { event in
+            if case .patch(let patch) = event.kind, patch.unit == unit { return patch }
+            return nil
+        }
+    }
+
+    private func check(
+        _ events: [SessionEvent], navigation expectedNavigation: ExpectedNavigation?, sourceLocation: SourceLocation,
+        _ expectedChange: ((inout JSONValue) throws -> Void)?
+    ) -> [SessionEvent] {
+        // Replay the step's events on the page as last asserted, as a client would.
+        var actual = view
+        var actualRev = rev
+        var navigations: [Navigation] = []
+        for event in events {
+            switch event.kind {
+            case .patch(let pagePatch) where pagePatch.unit == unit:
+                if pagePatch.rev != actualRev + 1 {
+                    Issue.record(
+                        "patch to rev \(pagePatch.rev) arrived at rev \(actualRev)", sourceLocation: sourceLocation)
+                }
+                do {
+                    actual = try pagePatch.patch.apply(to: actual)
+                } catch {
+                    Issue.record("patch \(pagePatch.patch) does not apply: \(error)", sourceLocation: sourceLocation)
+                }
+                actualRev = pagePatch.rev
+            case .navigation(let navigation):
+                navigations.append(navigation)
+                if navigation.page.unit == unit {
+                    actual = navigation.page.view
+                    actualRev = navigation.page.rev
+                }
+            case .snapshot(let snapshot) where snapshot.unit == unit:
+                actual = snapshot.view
+                actualRev = snapshot.rev
+            default:
+                break
+            }
+        }
+        checkNavigation(navigations, expected: expectedNavigation, sourceLocation: sourceLocation)
+        var expected = view
+        if let expectedChange {
+            do {
+                try expectedChange(&expected)
+            } catch {
+                Issue.record("describing the expected page threw: \(error)", sourceLocation: sourceLocation)
+            }
+            if expected == view, actual == view {
+                Issue.record(
+                    "expected the page to change, but it did not: \(view.jsonString)", sourceLocation: sourceLocation)
+            }
+        }
+        if expected != actual {
+            let what = expectedChange == nil ? "the page changed but the test asserted no change" : "the page differs"
+            let operations = JSONPatch.diff(from: expected, to: actual)
+            Issue.record(
+                """
+                \(what):
+                  expected: \(expected.jsonString)
+                  actual:   \(actual.jsonString)
+                  (expected → actual: \(operations))
+                """,
+                sourceLocation: sourceLocation)
+        }
+        view = actual
+        rev = actualRev
+        return events
+    }
+
+    private func checkNavigation(
+        _ navigations: [Navigation], expected: ExpectedNavigation?, sourceLocation: SourceLocation
+    ) {
+        let actual = navigations.last.map { ExpectedNavigation($0.kind, $0.unit) }
+        guard actual != expected else { return }
+        switch (expected, actual) {
+        case (nil, let actual?):
+            Issue.record("unasserted navigation: \(actual)", sourceLocation: sourceLocation)
+        case (let expected?, nil):
+            Issue.record("expected navigation \(expected), but none happened", sourceLocation: sourceLocation)
+        case (let expected?, let actual?):
+            Issue.record("expected navigation \(expected), got \(actual)", sourceLocation: sourceLocation)
+        case (nil, nil):
+            break
+        }
+    }
+}

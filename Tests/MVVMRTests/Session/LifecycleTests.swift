@@ -1,0 +1,88 @@
+@testable import MVVMR
+import Testing
+
+@Suite struct LifecycleTests {
+    @Test func releasingAPageFreesItsViewModelAndEveryStream() throws {
+        let counter = LifeCounter()
+        let (session, _) = makeSession(root: .counter, services: exampleServices(counter: counter))
+        try session.start()
+        #expect(counter.live == 1)
+        try session.perform("increment", on: "counter")
+        try session.start(at: .greeting)
+        #expect(counter.live == 0)
+    }
+
+    @Test func releaseAllFreesEveryPage() throws {
+        let counter = LifeCounter()
+        let (session, _) = makeSession(root: .counter, services: exampleServices(counter: counter))
+        try session.start()
+        _ = try session.snapshot(of: "dashboard")
+        session.releaseAll()
+        #expect(counter.live == 0)
+        #expect(session.pages.isEmpty)
+        #expect(session.navigation.stack.isEmpty)
+    }
+
+    @Test func droppingASessionWithoutReleasingItFreesItsPages() throws {
+        let counter = LifeCounter()
+        do {
+            let (session, _) = makeSession(root: .counter, services: exampleServices(counter: counter))
+            try session.start()
+            try session.perform("increment", on: "counter")
+            #expect(counter.live == 1)
+        }
+        #expect(counter.live == 0)
+    }
+
+    @Test func aReleasedPageLeavesNoLiveStreamNodeBehind() throws {
+        // Bind a page by hand, keep weak references to its stream nodes, release it, and check
+        // every node was freed: no cycle survives the page.
+        weak var weakViewModel: CounterViewModel?
+        weak var actionNode: StreamNode<Void>?
+        weak var outputNode: StreamNode<Int>?
+        do {
+            let turn = SessionTurn()
+            let document = PageDocument(unit: "counter", revision: 0, historyLimit: 4, turn: turn)
+            let bag = SubscriptionBag()
+            let page = Page(document: document, base: .root, subscriptions: bag, turn: turn)
+            let registry = ActionRegistry()
+            let context = UnitContext(unit: "counter", scheduler: .virtual())
+            let view = CounterView()
+            let input = view.input(from: Actions(registry: registry, prefix: ""))
+            let viewModel = CounterViewModel(context: context)
+            let output = viewModel.transform(input)
+            view.bind(output, to: page)
+            weakViewModel = viewModel
+            actionNode = input.increment.node
+            outputNode = output.count.node
+            #expect(outputNode?.observerCount == 2)
+            bag.dispose()
+            #expect(outputNode?.observerCount == 0)
+        }
+        #expect(weakViewModel == nil)
+        #expect(actionNode == nil)
+        #expect(outputNode == nil)
+    }
+
+    @Test func aDriverBoundAtTwoPathsRunsItsWorkOnce() throws {
+        var runs = 0
+        let relay = DriverRelay(1)
+        let driver = relay.driver.map { value -> Int in
+            runs += 1
+            return value
+        }
+        let turn = SessionTurn()
+        let document = PageDocument(unit: "x", revision: 0, historyLimit: 4, turn: turn)
+        let bag = SubscriptionBag()
+        let page = Page(document: document, base: .root, subscriptions: bag, turn: turn)
+        page.bind(driver, at: "/a")
+        page.bind(driver, at: "/b")
+        #expect(runs == 1)
+        document.startRecording()
+        relay.accept(2)
+        #expect(runs == 2)
+        #expect(document.commit()?.count == 2)
+        bag.dispose()
+        #expect(relay.observerCount == 0)
+    }
+}
