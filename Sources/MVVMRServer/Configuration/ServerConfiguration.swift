@@ -1,0 +1,242 @@
+/// Every setting of an MVVMR server. Each is a flag (`--max-sessions 1000`) and an environment variable
+/// (`MAX_SESSIONS`); the flag wins. ``ServerConfiguration/helpText`` lists them with their defaults.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// `HOST`: the address to listen on.
+    public var host = "0.0.0.0"
+    /// `PORT`: the port to listen on (0: any free port).
+    public var port = 8080
+    /// `PUBLIC_DIR`: the browser client's files.
+    public var publicDirectory = "Public"
+    /// `PUBLIC_ORIGIN`: the origin users reach the server at (`https://app.example.com`) when it runs
+    /// behind a proxy; its scheme decides the session cookie's `Secure` flag, and it is always an allowed
+    /// origin. Empty: same-origin is judged from the request's `Host`.
+    public var publicOrigin = ""
+    /// `ALLOWED_ORIGINS`: other origins allowed to make state-changing requests (comma-separated).
+    public var allowedOrigins: [String] = []
+    /// `TRUST_FORWARDED_HEADERS`: whether `X-Forwarded-For` / `X-Forwarded-Proto` / `X-Forwarded-Host`
+    /// are believed (only behind a proxy that sets them).
+    public var trustForwardedHeaders = false
+    /// `MAX_SESSIONS`: the most live sessions; beyond it the least recently used idle ones are evicted.
+    public var maxSessions = 100_000
+    /// `SESSION_TTL_SECONDS`: a session with no request and no open stream for this long expires.
+    public var sessionTimeToLiveSeconds = 1800
+    /// `MAX_BODY_BYTES`: the largest request body.
+    public var maxBodyBytes = 64 * 1024
+    /// `NEW_SESSIONS_PER_IP_PER_MINUTE`: new sessions one address may open per minute (0: unlimited).
+    public var newSessionsPerIPPerMinute = 0
+    /// `MAX_CONNECTIONS`: the most open connections.
+    public var maxConnections = 10_000
+    /// `MAX_CONNECTIONS_PER_IP`: the most open connections from one address (0: unlimited).
+    public var maxConnectionsPerIP = 0
+    /// `SHUTDOWN_GRACE_SECONDS`: how long requests in flight may take to finish on SIGTERM.
+    public var shutdownGraceSeconds = 10
+    /// `LOG_LEVEL`: `debug`, `info`, `warning`, `error` or `off`.
+    public var logLevel = LogLevel.info
+    /// `HEARTBEAT_SECONDS`: how often event streams get a `: ping` comment.
+    public var heartbeatSeconds = 15
+    /// `EVENT_LOG_SIZE`: events kept per session for `Last-Event-ID` replay (at least 256).
+    public var eventLogSize = 256
+    /// `THREADS`: HTTP worker threads (0: one per core).
+    public var threads = 0
+    /// `CONNECTION_TIMEOUT_SECONDS`: idle connections are closed after this long.
+    public var connectionTimeoutSeconds = 30
+
+    /// The defaults.
+    public init() {}
+
+    private struct Setting: Sendable {
+        let flag: String
+        let environment: String
+        let summary: String
+        let current: @Sendable (ServerConfiguration) -> String
+        let apply: @Sendable (inout ServerConfiguration, String) throws(ConfigurationError) -> Void
+    }
+
+    private static func integer(
+        _ flag: String, _ environment: String, _ summary: String, range: ClosedRange<Int>,
+        _ keyPath: WritableKeyPath<ServerConfiguration, Int> & Sendable
+    ) -> Setting {
+        Setting(
+            flag: flag, environment: environment, summary: summary,
+            current: { String($0[keyPath: keyPath]) },
+            apply: { configuration, text throws(ConfigurationError) in
+                guard let value = Int(text.trimmingSpaces), range.contains(value) else {
+                    throw ConfigurationError(
+                        setting: flag, message: "'\(text)' is not a whole number from \(range.lowerBound) to \(range.upperBound).")
+                }
+                configuration[keyPath: keyPath] = value
+            })
+    }
+
+    private static func string(
+        _ flag: String, _ environment: String, _ summary: String,
+        _ keyPath: WritableKeyPath<ServerConfiguration, String> & Sendable
+    ) -> Setting {
+        Setting(
+            flag: flag, environment: environment, summary: summary,
+            current: { $0[keyPath: keyPath] },
+            apply: { configuration, text throws(ConfigurationError) in configuration[keyPath: keyPath] = text.trimmingSpaces })
+    }
+
+    private static let settings: [Setting] = [
+        string("--host", "HOST", "address to listen on", \.host),
+        integer("--port", "PORT", "port to listen on (0: any free port)", range: 0...65535, \.port),
+        string("--public-dir", "PUBLIC_DIR", "directory of the browser client's files", \.publicDirectory),
+        Setting(
+            flag: "--public-origin", environment: "PUBLIC_ORIGIN",
+            summary: "origin users reach the server at, behind a proxy (its scheme sets the cookie's Secure flag)",
+            current: { $0.publicOrigin },
+            apply: { configuration, text throws(ConfigurationError) in
+                let origin = text.trimmingSpaces
+                guard origin.isEmpty || OriginPolicy.normalizedOrigin(origin) != nil else {
+                    throw ConfigurationError(setting: "--public-origin", message: "'\(text)' is not an origin like https://example.com.")
+                }
+                configuration.publicOrigin = OriginPolicy.normalizedOrigin(origin) ?? ""
+            }),
+        Setting(
+            flag: "--allowed-origins", environment: "ALLOWED_ORIGINS",
+            summary: "other origins allowed to change state (comma-separated)",
+            current: { $0.allowedOrigins.joined(separator: ",") },
+            apply: { configuration, text throws(ConfigurationError) in
+                var origins: [String] = []
+                for part in text.split(separator: ",") {
+                    let candidate = String(part).trimmingSpaces
+                    guard let origin = OriginPolicy.normalizedOrigin(candidate) else {
+                        throw ConfigurationError(setting: "--allowed-origins", message: "'\(candidate)' is not an origin like https://example.com.")
+                    }
+                    origins.append(origin)
+                }
+                configuration.allowedOrigins = origins
+            }),
+        Setting(
+            flag: "--trust-forwarded-headers", environment: "TRUST_FORWARDED_HEADERS",
+            summary: "believe X-Forwarded-* headers (true/false; only behind a proxy that sets them)",
+            current: { String($0.trustForwardedHeaders) },
+            apply: { configuration, text throws(ConfigurationError) in
+                switch text.trimmingSpaces.lowercased() {
+                case "true", "1", "yes", "on": configuration.trustForwardedHeaders = true
+                case "false", "0", "no", "off", "": configuration.trustForwardedHeaders = false
+                default: throw ConfigurationError(setting: "--trust-forwarded-headers", message: "'\(text)' is not true or false.")
+                }
+            }),
+        integer("--max-sessions", "MAX_SESSIONS", "most live sessions (least recently used idle ones are evicted)", range: 1...100_000_000, \.maxSessions),
+        integer("--session-ttl-seconds", "SESSION_TTL_SECONDS", "idle time after which a session expires", range: 1...31_536_000, \.sessionTimeToLiveSeconds),
+        integer("--max-body-bytes", "MAX_BODY_BYTES", "largest request body", range: 1...(1 << 30), \.maxBodyBytes),
+        integer("--new-sessions-per-ip-per-minute", "NEW_SESSIONS_PER_IP_PER_MINUTE", "new sessions per address per minute (0: unlimited)", range: 0...1_000_000_000, \.newSessionsPerIPPerMinute),
+        integer("--max-connections", "MAX_CONNECTIONS", "most open connections", range: 1...1_000_000, \.maxConnections),
+        integer("--max-connections-per-ip", "MAX_CONNECTIONS_PER_IP", "most open connections per address (0: unlimited)", range: 0...1_000_000, \.maxConnectionsPerIP),
+        integer("--shutdown-grace-seconds", "SHUTDOWN_GRACE_SECONDS", "time for requests in flight to finish on SIGTERM", range: 0...3600, \.shutdownGraceSeconds),
+        Setting(
+            flag: "--log-level", environment: "LOG_LEVEL", summary: "debug, info, warning, error or off",
+            current: { $0.logLevel.rawValue },
+            apply: { configuration, text throws(ConfigurationError) in
+                guard let level = LogLevel(rawValue: text.trimmingSpaces.lowercased()) else {
+                    throw ConfigurationError(setting: "--log-level", message: "'\(text)' is not one of debug, info, warning, error, off.")
+                }
+                configuration.logLevel = level
+            }),
+        integer("--heartbeat-seconds", "HEARTBEAT_SECONDS", "interval of the `: ping` comment on event streams", range: 1...3600, \.heartbeatSeconds),
+        integer("--event-log-size", "EVENT_LOG_SIZE", "events kept per session for Last-Event-ID replay", range: 256...1_000_000, \.eventLogSize),
+        integer("--threads", "THREADS", "HTTP worker threads (0: one per core)", range: 0...1024, \.threads),
+        integer("--connection-timeout-seconds", "CONNECTION_TIMEOUT_SECONDS", "idle connections are closed after this long", range: 1...86_400, \.connectionTimeoutSeconds),
+    ]
+
+    /// Reads the settings from flags and environment variables (a flag wins over its variable).
+    ///
+    /// Flags take their value as the next argument or after `=` (`--port 8080`, `--port=8080`).
+    /// Arguments the server does not know are errors, except those in `passThrough`.
+    /// - Parameters:
+    ///   - arguments: the command line without the program name.
+    ///   - environment: the environment variables.
+    ///   - passThrough: flags (with no value) the caller handles itself, like `--help`.
+    /// - Returns: the configuration.
+    /// - Throws: ``ConfigurationError`` naming the setting and what is wrong.
+    public static func parse(
+        arguments: [String], environment: [String: String], passThrough: Set<String> = ["--help", "-h", "--healthcheck"]
+    ) throws(ConfigurationError) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        for setting in settings {
+            if let value = environment[setting.environment] { try setting.apply(&configuration, value) }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if passThrough.contains(argument) { continue }
+            let name: String
+            let inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            } else {
+                name = argument
+                inlineValue = nil
+            }
+            guard let setting = settings.first(where: { $0.flag == name }) else {
+                throw ConfigurationError(setting: argument, message: "unknown option (see --help).")
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count else {
+                    throw ConfigurationError(setting: name, message: "needs a value.")
+                }
+                value = arguments[index]
+                index += 1
+            }
+            try setting.apply(&configuration, value)
+        }
+        return configuration
+    }
+
+    /// The environment variables the server reads, in `--help` order.
+    public static var environmentVariableNames: [String] { settings.map(\.environment) }
+
+    /// The `--help` text: every flag, its environment variable, what it does and its default.
+    public static var helpText: String {
+        let defaults = ServerConfiguration()
+        var lines = ["Settings (a flag wins over its environment variable):", ""]
+        for setting in settings {
+            let current = setting.current(defaults)
+            lines.append("  \(setting.flag) VALUE".padding(toLength: 40) + setting.environment)
+            lines.append("      \(setting.summary) (default: \(current.isEmpty ? "none" : current))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// A setting that could not be read.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The flag (or argument) at fault.
+    public var setting: String
+    /// What is wrong with it.
+    public var message: String
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - setting: the flag at fault.
+    ///   - message: what is wrong.
+    public init(setting: String, message: String) {
+        self.setting = setting
+        self.message = message
+    }
+
+    /// `setting: message`.
+    public var description: String { "\(setting): \(message)" }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        let bytes = Array(utf8)
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == 32 || bytes[start] == 9 || bytes[start] == 10 || bytes[start] == 13 { start += 1 }
+        while end > start, bytes[end - 1] == 32 || bytes[end - 1] == 9 || bytes[end - 1] == 10 || bytes[end - 1] == 13 { end -= 1 }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+
+    func padding(toLength length: Int) -> String {
+        count >= length ? self + " " : self + String(repeating: " ", count: length - count)
+    }
+}

@@ -1,0 +1,407 @@
+import JSONPatch
+import MVVMR
+import MicroHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The protocol's endpoints.
+extension PageServer {
+    static let cookieName = "mvvmr_session"
+
+    func makeRouter() -> HTTPRouter {
+        var router = HTTPRouter()
+        route(&router, "GET", "/api/units") { [unitsBody] _ in .json(unitsBody) }
+        route(&router, "POST", "/api/sessions") { [self] request throws(ProtocolError) in try createSessionResponse(request) }
+        route(&router, "GET", "/api/session") { [self] request throws(ProtocolError) in try sessionResponse(request) }
+        route(&router, "DELETE", "/api/session") { [self] request throws(ProtocolError) in try deleteSessionResponse(request) }
+        route(&router, "GET", "/api/pages/{unit}") { [self] request throws(ProtocolError) in try pageResponse(request) }
+        route(&router, "POST", "/api/pages/{unit}/actions") { [self] request throws(ProtocolError) in try actionResponse(request) }
+        route(&router, "POST", "/api/navigation") { [self] request throws(ProtocolError) in try navigationResponse(request) }
+        route(&router, "GET", "/api/events") { [self] request throws(ProtocolError) in try eventsResponse(request) }
+        route(&router, "GET", "/api/openapi.json") { [openAPIBody] _ in .json(openAPIBody) }
+        route(&router, "GET", "/healthz") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        route(&router, "GET", "/readyz") { [self] _ in
+            isDraining ? .json(Array(#"{"status":"draining"}"#.utf8), status: 503) : .json(Array(#"{"status":"ready"}"#.utf8))
+        }
+        route(&router, "GET", "/metrics") { [metrics] _ in
+            HTTPResponse(
+                status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
+                body: .bytes(Array(metrics.render().utf8)))
+        }
+        router.fallback = .synchronous { [self] request in
+            instrumented(request, route: "static") { request throws(ProtocolError) in staticResponse(request) }
+        }
+        return router
+    }
+
+    private func route(
+        _ router: inout HTTPRouter, _ method: String, _ pattern: String,
+        _ handler: @escaping @Sendable (HTTPRequest) throws(ProtocolError) -> HTTPResponse
+    ) {
+        router.add(method, pattern, .synchronous { [self] request in instrumented(request, route: pattern, handler) })
+    }
+
+    /// Runs a handler, turning its protocol error into the JSON error response, and counts and logs the request.
+    private func instrumented(
+        _ request: HTTPRequest, route: String, _ handler: (HTTPRequest) throws(ProtocolError) -> HTTPResponse
+    ) -> HTTPResponse {
+        let started = ContinuousClock.now
+        var response: HTTPResponse
+        do {
+            response = try handler(request)
+        } catch {
+            response = error.httpError.response
+        }
+        requestCounter.increment([route, String(response.status)])
+        let level: LogLevel = response.status >= 500 ? .error : response.status >= 400 ? .warning : .info
+        if logger.isEnabled(level) {
+            let elapsed = ContinuousClock.now - started
+            var fields: [(String, JSONValue)] = [
+                ("method", .string(request.method)), ("path", .string(request.rawPath)),
+                ("status", .int(response.status)),
+                ("duration_ms", .double(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
+                ("ip", .string(clientAddress(request))),
+            ]
+            if let identifier = credentials(request) { fields.append(("session", .string(SessionIdentifier.redacted(identifier)))) }
+            logger.log(level, "request", fields)
+        }
+        return response
+    }
+
+    // MARK: - Requests
+
+    /// The session id a request carries: `X-Session-ID` wins over the cookie.
+    func credentials(_ request: HTTPRequest) -> String? {
+        if let header = request.headers["X-Session-ID"], !header.isEmpty { return header }
+        if let cookie = request.cookies[Self.cookieName], !cookie.isEmpty { return cookie }
+        return nil
+    }
+
+    func clientAddress(_ request: HTTPRequest) -> String {
+        if configuration.trustForwardedHeaders, let forwarded = request.headers["X-Forwarded-For"],
+            let first = forwarded.split(separator: ",").first
+        {
+            return String(first).trimmingSpaces
+        }
+        return request.remoteAddress
+    }
+
+    private func requestScheme(_ request: HTTPRequest) -> String {
+        if configuration.trustForwardedHeaders, let proto = request.headers["X-Forwarded-Proto"]?.lowercased(),
+            proto == "https" || proto == "http"
+        {
+            return proto
+        }
+        return "http"
+    }
+
+    private func requireAllowedOrigin(_ request: HTTPRequest) throws(ProtocolError) {
+        let host = configuration.trustForwardedHeaders ? request.headers["X-Forwarded-Host"] ?? request.headers["Host"] : request.headers["Host"]
+        guard originPolicy.allows(origin: request.headers["Origin"], requestScheme: requestScheme(request), requestHost: host) else {
+            throw .forbiddenOrigin
+        }
+    }
+
+    private func session(for request: HTTPRequest) throws(ProtocolError) -> ServerSession {
+        guard let identifier = credentials(request), SessionIdentifier.isWellFormed(identifier),
+            let session = sessions.touch(identifier)
+        else { throw .unknownSession }
+        return session
+    }
+
+    private func parseJSONBody(_ request: HTTPRequest, allowEmpty: Bool) throws(ProtocolError) -> JSONValue {
+        if request.body.isEmpty || request.body.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) {
+            if allowEmpty { return .object(JSONObject()) }
+            throw .invalidJSON("the body is empty")
+        }
+        do {
+            return try JSONValue(parsing: request.body, maxDepth: 64)
+        } catch {
+            throw .invalidJSON(error.description)
+        }
+    }
+
+    private func json(_ value: JSONValue, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
+        var response = HTTPResponse.json(value.jsonBytes, status: status)
+        response.headers["Cache-Control"] = "no-store"
+        for header in headers { response.headers.add(name: header.name, value: header.value) }
+        return response
+    }
+
+    private func sessionCookie(_ identifier: String, for request: HTTPRequest) -> HTTPHeader {
+        let secure = configuration.publicOrigin.hasPrefix("https://") || requestScheme(request) == "https"
+        return HTTPHeader(name: "Set-Cookie", value: "\(Self.cookieName)=\(identifier); Path=/; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
+    }
+
+    private func queryParameters(_ request: HTTPRequest) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for item in request.query where parameters[item.name] == nil { parameters[item.name] = item.value ?? "" }
+        return parameters
+    }
+
+    // MARK: - Sessions
+
+    /// Opens a session whose first page is `unit` (the root when nil).
+    private func openSession(
+        at unit: UnitCase?, parameters: [String: String], request: HTTPRequest
+    ) throws(ProtocolError) -> (ServerSession, NavigationResult) {
+        if isDraining { throw .draining }
+        if let retryAfter = newSessionLimiter.admit(clientAddress(request)) { throw .rateLimited(retryAfter: retryAfter) }
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: registry, services: services,
+            eventLogSize: configuration.eventLogSize)
+        let started: NavigationResult
+        do throws(PageError) {
+            started = try session.pages.start(at: unit, parameters: parameters)
+        } catch {
+            session.pages.releaseAll()
+            throw ProtocolError(error)
+        }
+        let (inserted, evicted) = sessions.insert(session, identifier: session.identifier)
+        if let evicted {
+            evicted.expire(reason: "evicted")
+            evictions.increment()
+        }
+        guard inserted else {
+            session.pages.releaseAll()
+            throw .overloaded
+        }
+        return (session, started)
+    }
+
+    private func topSnapshot(of session: ServerSession, after result: NavigationResult) throws(ProtocolError) -> PageSnapshot {
+        if let page = result.navigation?.page { return page }
+        guard let top = result.state.stack.last else { throw ProtocolError(status: 500, code: "internal_error", message: "The session has no page.") }
+        do throws(PageError) {
+            return try session.pages.snapshot(of: top)
+        } catch {
+            throw ProtocolError(error)
+        }
+    }
+
+    private func createSessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        try requireAllowedOrigin(request)
+        let body = try parseJSONBody(request, allowEmpty: true)
+        guard case .object(let options) = body else { throw .invalidRequest("The body must be a JSON object (or empty).") }
+        var unit: UnitCase?
+        if let name = options["unit"] {
+            guard case .string(let unitName) = name else { throw .invalidRequest("'unit' must be a string.") }
+            guard let found = registry.unit(named: unitName) else { throw .unknownUnit(unitName) }
+            unit = found
+        }
+        var parameters: [String: String] = [:]
+        if let given = options["parameters"] {
+            guard case .object(let object) = given else { throw .invalidRequest("'parameters' must be an object of strings.") }
+            for (key, value) in object {
+                guard case .string(let text) = value else { throw .invalidRequest("'parameters' must be an object of strings.") }
+                parameters[key] = text
+            }
+        }
+        let (session, started) = try openSession(at: unit, parameters: parameters, request: request)
+        let page = try topSnapshot(of: session, after: started)
+        let body2: JSONValue = [
+            "session": .string(session.identifier),
+            "navigation": ProtocolEncoding.navigationState(started.state),
+            "page": ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
+        ]
+        return json(body2, status: 201, headers: [sessionCookie(session.identifier, for: request)])
+    }
+
+    private func sessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        let session = try session(for: request)
+        let sequence = session.pages.sequence
+        let navigation = session.pages.navigation
+        let pages = session.pages.pages
+        return json([
+            "session": .string(session.identifier), "seq": .int(sequence),
+            "navigation": ProtocolEncoding.navigationState(navigation),
+            "pages": .array(pages.map { ProtocolEncoding.snapshot($0, session: session.identifier, sequence: sequence, navigation: navigation) }),
+        ])
+    }
+
+    private func deleteSessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        try requireAllowedOrigin(request)
+        guard let identifier = credentials(request), SessionIdentifier.isWellFormed(identifier),
+            let session = sessions.remove(identifier)
+        else { throw .unknownSession }
+        session.expire(reason: "deleted")
+        return HTTPResponse(
+            status: 204,
+            headers: HTTPHeaders([HTTPHeader(name: "Set-Cookie", value: "\(Self.cookieName)=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")]))
+    }
+
+    // MARK: - Pages and actions
+
+    private func pageResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        let name = request.pathParameters["unit"] ?? ""
+        guard let unit = registry.unit(named: name) else { throw .unknownUnit(name) }
+        let parameters = queryParameters(request)
+        if credentials(request) == nil {
+            let (session, started) = try openSession(at: unit, parameters: parameters, request: request)
+            let page = try topSnapshot(of: session, after: started)
+            return json(
+                ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
+                headers: [sessionCookie(session.identifier, for: request)])
+        }
+        let session = try session(for: request)
+        // The seq is read before the page: a client resuming from it may see an event twice (harmless,
+        // revs tell), never miss one.
+        let sequence = session.pages.sequence
+        let snapshot: PageSnapshot
+        do throws(PageError) {
+            snapshot = try session.pages.snapshot(of: name, parameters: parameters)
+        } catch {
+            throw ProtocolError(error)
+        }
+        return json(ProtocolEncoding.snapshot(snapshot, session: session.identifier, sequence: sequence, navigation: session.pages.navigation))
+    }
+
+    private func actionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let unit = request.pathParameters["unit"] ?? ""
+        try requireAllowedOrigin(request)
+        let session = try session(for: request)
+        let body = try parseJSONBody(request, allowEmpty: false)
+        guard case .object(let fields) = body else { throw .invalidRequest("The body must be a JSON object with an 'action'.") }
+        guard case .string(let action)? = fields["action"] else { throw .invalidRequest("'action' (a string) is required.") }
+        let value = fields["value"] ?? .null
+        var clientRevision: Int?
+        switch fields["rev"] {
+        case nil, .null?: clientRevision = nil
+        case .int(let rev)?: clientRevision = rev
+        case .double(let rev)? where rev == rev.rounded() && abs(rev) < 1e15: clientRevision = Int(rev)
+        default: throw .invalidRequest("'rev' must be a whole number.")
+        }
+        if let clientRevision, clientRevision < 0 { throw .invalidRequest("'rev' must not be negative.") }
+
+        let perform = { () throws(ProtocolError) -> ActionOutcome in
+            do throws(PageError) {
+                let result = try session.pages.perform(action, value: value, on: unit, clientRevision: clientRevision)
+                let bytes = ProtocolEncoding.actionResult(result).jsonBytes
+                if let patch = result.patch { self.patchBytes.increment([unit], by: Double(patch.json.jsonBytes.count)) }
+                return ActionOutcome(status: 200, body: bytes)
+            } catch {
+                throw ProtocolError(error)
+            }
+        }
+        let outcome: ActionOutcome
+        do throws(ProtocolError) {
+            if let key = request.headers["Idempotency-Key"], !key.isEmpty {
+                // The key's lock is held across the action, so a retry racing the first attempt waits for it
+                // and replays its response instead of delivering the action twice.
+                outcome = try session.idempotency.withLock { cache throws(ProtocolError) -> ActionOutcome in
+                    switch cache.lookup(key: key, unit: unit, request: body) {
+                    case .replay(let status, let body): return ActionOutcome(status: status, body: body, replayed: true)
+                    case .conflict: throw ProtocolError.idempotencyKeyReused
+                    case .miss:
+                        let fresh = try perform()
+                        cache.store(key: key, unit: unit, request: body, status: fresh.status, body: fresh.body, now: .now)
+                        return fresh
+                    }
+                }
+            } else {
+                outcome = try perform()
+            }
+        } catch {
+            actionCounter.increment([unit, action, error.code])
+            throw error
+        }
+        actionCounter.increment([unit, action, outcome.replayed ? "replayed" : "ok"])
+        let elapsed = ContinuousClock.now - started
+        actionLatency.observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, [unit])
+        var response = HTTPResponse.json(outcome.body, status: outcome.status)
+        response.headers["Cache-Control"] = "no-store"
+        if outcome.replayed { response.headers["Idempotent-Replayed"] = "true" }
+        return response
+    }
+
+    private func navigationResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        try requireAllowedOrigin(request)
+        let session = try session(for: request)
+        let body = try parseJSONBody(request, allowEmpty: false)
+        guard case .object(let fields) = body, case .string(let type)? = fields["type"] else {
+            throw .invalidRequest("The body must be {\"type\": \"back\"} or {\"type\": \"open\", \"unit\": name}.")
+        }
+        let navigation: ClientNavigation
+        switch type {
+        case "back":
+            navigation = .back
+        case "open":
+            guard case .string(let unit)? = fields["unit"] else { throw .invalidRequest("'open' needs a 'unit' (a string).") }
+            guard registry.unit(named: unit) != nil else { throw .unknownUnit(unit) }
+            var parameters: [String: String] = [:]
+            if case .object(let given)? = fields["parameters"] {
+                for (key, value) in given {
+                    guard case .string(let text) = value else { throw .invalidRequest("'parameters' must be an object of strings.") }
+                    parameters[key] = text
+                }
+            }
+            navigation = .open(unit, parameters: parameters)
+        default:
+            throw .invalidRequest("'type' must be 'back' or 'open'.")
+        }
+        let result: NavigationResult
+        do throws(PageError) {
+            result = try session.pages.navigate(navigation)
+        } catch {
+            throw ProtocolError(error)
+        }
+        var response: JSONObject = ["seq": .int(result.sequence), "patch": .array([])]
+        if let done = result.navigation {
+            response["unit"] = .string(done.page.unit)
+            response["rev"] = .int(done.page.rev)
+            response["navigation"] = ProtocolEncoding.navigation(done)
+        } else {
+            response["navigation"] = .null
+        }
+        return json(.object(response))
+    }
+
+    // MARK: - Events
+
+    private func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        let session = try session(for: request)
+        var lastEventID: Int?
+        if let text = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId"), !text.isEmpty {
+            guard let value = Int(text.trimmingSpaces), value >= 0 else {
+                throw .invalidRequest("Last-Event-ID must be a non-negative whole number.")
+            }
+            lastEventID = value
+        }
+        let stream = EventStream(bufferLimit: 1 << 20)
+        stream.send(bytes: Array("retry: 2000\n\n".utf8))
+        guard session.attach(stream, lastEventID: lastEventID) else { throw .unknownSession }
+        sessions.streamOpened(session.identifier)
+        openStreams.add(1, ordering: .relaxed)
+        let identifier = session.identifier
+        stream.onTermination { [weak self, weak session] _ in
+            session?.detach(stream)
+            self?.sessions.streamClosed(identifier)
+            self?.openStreams.subtract(1, ordering: .relaxed)
+        }
+        return .eventStream(stream)
+    }
+
+    // MARK: - Files
+
+    private func staticResponse(_ request: HTTPRequest) -> HTTPResponse {
+        // A unit's route asked for by a browser is the client's page: it renders the unit (deep links).
+        if request.pathSegments.count == 1, registry.unit(named: request.pathSegments[0]) != nil,
+            (request.headers["Accept"] ?? "").contains("text/html")
+        {
+            return staticFiles.response(forSegments: ["index.html"], ifNoneMatch: request.headers["If-None-Match"])
+        }
+        return staticFiles.response(for: request)
+    }
+}
+
+/// What an action request produced (or replayed from the idempotency cache).
+struct ActionOutcome {
+    let status: Int
+    let body: [UInt8]
+    var replayed = false
+}

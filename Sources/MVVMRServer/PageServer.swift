@@ -1,0 +1,182 @@
+import JSONPatch
+import Locking
+import MVVMR
+import MicroHTTP
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An MVVMR application served over HTTP: the unit cases, the root unit and the services, behind the
+/// page protocol (docs/PROTOCOL.md): sessions, pages, actions answered with JSON Patches, Server-Sent
+/// Events, navigation, OpenAPI, health and metrics.
+///
+/// ```swift
+/// let server = PageServer(
+///     units: [.greeting, .counters], root: .greeting, services: services,
+///     configuration: try ServerConfiguration.parse(arguments: [], environment: [:]))
+/// try server.start()
+/// server.runUntilStopSignal()   // SIGTERM/SIGINT: graceful stop
+/// ```
+public final class PageServer: Sendable {
+    /// The settings the server runs with.
+    public let configuration: ServerConfiguration
+    let registry: UnitRegistry
+    let services: Services
+    let sessions: SessionStore<ServerSession>
+    let logger: Logger
+    let metrics = MetricsRegistry()
+    let originPolicy: OriginPolicy
+    let newSessionLimiter: NewSessionRateLimiter
+    let staticFiles: StaticFiles
+    let unitsBody: [UInt8]
+    let openAPIBody: [UInt8]
+    private let http = Locked<HTTPServer?>(nil)
+    private let sweeper = Locked<Task<Void, Never>?>(nil)
+    let draining = Atomic<Bool>(false)
+    let openStreams = Atomic<Int>(0)
+
+    let requestCounter: Counter
+    let actionCounter: Counter
+    let actionLatency: Histogram
+    let patchBytes: Counter
+    let evictions: Counter
+    let expirations: Counter
+
+    /// Creates a server; nothing listens until ``start()``.
+    /// - Parameters:
+    ///   - units: every unit case the app serves (the root among them, or added).
+    ///   - root: the unit a new session starts at.
+    ///   - services: the Model layer, handed to every ViewModel.
+    ///   - configuration: the settings.
+    ///   - logger: where request lines go; standard output at the configured level by default.
+    public init(
+        units: [UnitCase], root: UnitCase, services: Services = Services(),
+        configuration: ServerConfiguration = ServerConfiguration(), logger: Logger? = nil
+    ) {
+        let allUnits = units.contains(root) ? units : [root] + units
+        registry = UnitRegistry(root: root, units: allUnits)
+        self.services = services
+        self.configuration = configuration
+        self.logger = logger ?? Logger(level: configuration.logLevel)
+        sessions = SessionStore(capacity: configuration.maxSessions)
+        originPolicy = OriginPolicy(
+            publicOrigin: configuration.publicOrigin.isEmpty ? nil : configuration.publicOrigin,
+            allowedOrigins: configuration.allowedOrigins)
+        newSessionLimiter = NewSessionRateLimiter(limitPerMinute: configuration.newSessionsPerIPPerMinute)
+        staticFiles = StaticFiles(directory: configuration.publicDirectory)
+        unitsBody = Self.unitsDocument(registry).jsonBytes
+        openAPIBody = OpenAPIDocument.make(registry: registry).jsonBytes
+
+        requestCounter = metrics.counter(
+            "mvvmr_http_requests_total", help: "HTTP requests by route and status.", labelNames: ["route", "status"])
+        actionCounter = metrics.counter(
+            "mvvmr_actions_total", help: "Actions by unit, action and status.", labelNames: ["unit", "action", "status"])
+        actionLatency = metrics.histogram(
+            "mvvmr_action_duration_seconds", help: "Time to handle an action request.", labelNames: ["unit"],
+            buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
+        patchBytes = metrics.counter(
+            "mvvmr_patch_bytes_total", help: "Bytes of JSON Patch sent in action responses.", labelNames: ["unit"])
+        evictions = metrics.counter("mvvmr_session_evictions_total", help: "Sessions evicted to make room.")
+        expirations = metrics.counter("mvvmr_session_expirations_total", help: "Sessions expired after their idle time.")
+        metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
+        metrics.gauge("mvvmr_pages_live", help: "Live pages across all sessions.") { [sessions] in
+            Double(sessions.allEntries().reduce(0) { $0 + $1.pages.livePageCount })
+        }
+        metrics.gauge("mvvmr_sse_clients", help: "Open event streams.") { [weak self] in
+            Double(self?.openStreams.load(ordering: .relaxed) ?? 0)
+        }
+    }
+
+    /// The port the server listens on (the real one when configured with port 0); 0 before ``start()``.
+    public var port: Int { http.withLock { $0?.port ?? 0 } }
+
+    /// Whether the server is stopping (`/readyz` answers 503).
+    public var isDraining: Bool { draining.load(ordering: .relaxed) }
+
+    /// Starts listening, and the sweeper that expires idle sessions.
+    /// - Throws: `HTTPServerError` when the address cannot be used.
+    public func start() throws(HTTPServerError) {
+        var httpConfiguration = HTTPServerConfiguration()
+        httpConfiguration.host = configuration.host
+        httpConfiguration.port = configuration.port
+        if configuration.threads > 0 { httpConfiguration.threadCount = configuration.threads }
+        httpConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        httpConfiguration.maxConnections = configuration.maxConnections
+        httpConfiguration.maxConnectionsPerIP = configuration.maxConnectionsPerIP
+        httpConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
+        httpConfiguration.heartbeatInterval = .seconds(configuration.heartbeatSeconds)
+        let server = HTTPServer(configuration: httpConfiguration, router: makeRouter())
+        try server.start()
+        http.withLock { $0 = server }
+        let timeToLive = Duration.seconds(configuration.sessionTimeToLiveSeconds)
+        let interval = Duration.seconds(max(1, min(30, configuration.sessionTimeToLiveSeconds / 4)))
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                self?.expireIdleSessions(timeToLive: timeToLive)
+            }
+        }
+        sweeper.withLock { $0 = task }
+        logger.log(.info, "listening", [("host", .string(configuration.host)), ("port", .int(server.port))])
+    }
+
+    /// Stops gracefully: `/readyz` turns 503, no new connections are accepted, requests in flight finish
+    /// (within `gracePeriod`), event streams end. Blocks until done.
+    /// - Parameter gracePeriod: the time requests in flight get; the configured one by default.
+    public func stop(gracePeriod: Duration? = nil) {
+        draining.store(true, ordering: .relaxed)
+        logger.log(.info, "stopping")
+        sweeper.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+        let server = http.withLock { $0 }
+        server?.stop(gracePeriod: gracePeriod ?? .seconds(configuration.shutdownGraceSeconds))
+        logger.log(.info, "stopped")
+    }
+
+    /// Blocks until SIGTERM or SIGINT, then stops gracefully. Call ``blockStopSignals()`` before starting
+    /// any thread (first thing in `main`), so that only this wait receives them.
+    public func runUntilStopSignal() {
+        var signals = Self.stopSignals
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        stop()
+    }
+
+    /// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts afterwards, so that
+    /// ``runUntilStopSignal()`` receives them with `sigwait`.
+    public static func blockStopSignals() {
+        var signals = stopSignals
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+    }
+
+    private static var stopSignals: sigset_t {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        return signals
+    }
+
+    func expireIdleSessions(timeToLive: Duration) {
+        let expired = sessions.removeExpired(timeToLive: timeToLive)
+        for session in expired {
+            session.expire(reason: "expired")
+            expirations.increment()
+        }
+    }
+
+    static func unitsDocument(_ registry: UnitRegistry) -> JSONValue {
+        [
+            "root": .string(registry.root.name),
+            "units": .array(registry.units.map { unit in
+                ["name": .string(unit.name), "route": .string(unit.route), "actions": ProtocolEncoding.actions(unit.actions)]
+            }),
+        ]
+    }
+}

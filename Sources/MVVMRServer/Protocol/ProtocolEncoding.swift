@@ -1,0 +1,78 @@
+import JSONPatch
+import MVVMR
+
+/// The JSON bodies of the page protocol (docs/PROTOCOL.md), built from the session's values.
+enum ProtocolEncoding {
+    static func actions(_ actions: [ActionDescriptor]) -> JSONValue {
+        .array(actions.map { ["name": .string($0.name), "value": .string($0.valueType.rawValue)] })
+    }
+
+    static func navigationState(_ state: NavigationState) -> JSONValue {
+        ["stack": .array(state.stack.map { .string($0) }), "presented": state.presented.map { .string($0) } ?? .null]
+    }
+
+    /// A page as it appears inside other bodies: `{"unit","rev","view","actions"}`.
+    static func page(_ snapshot: PageSnapshot) -> JSONValue {
+        ["unit": .string(snapshot.unit), "rev": .int(snapshot.rev), "view": snapshot.view, "actions": actions(snapshot.actions)]
+    }
+
+    /// A snapshot body: the page with the session, its seq and the navigation.
+    static func snapshot(_ snapshot: PageSnapshot, session: String, sequence: Int, navigation: NavigationState) -> JSONValue {
+        [
+            "session": .string(session), "unit": .string(snapshot.unit), "rev": .int(snapshot.rev), "seq": .int(sequence),
+            "view": snapshot.view, "actions": actions(snapshot.actions), "navigation": navigationState(navigation),
+        ]
+    }
+
+    /// A navigation: `{"type","unit","stack","presented","page"}`.
+    static func navigation(_ navigation: Navigation) -> JSONValue {
+        [
+            "type": .string(navigation.kind.rawValue), "unit": .string(navigation.unit),
+            "stack": .array(navigation.state.stack.map { .string($0) }),
+            "presented": navigation.state.presented.map { .string($0) } ?? .null,
+            "page": page(navigation.page),
+        ]
+    }
+
+    /// An action response.
+    static func actionResult(_ result: ActionResult) -> JSONValue {
+        var body: JSONObject = ["unit": .string(result.unit), "rev": .int(result.rev), "seq": .int(result.sequence)]
+        if let patch = result.patch {
+            body["patch"] = patch.json
+        } else if let snapshot = result.snapshot {
+            body["snapshot"] = page(snapshot)
+        }
+        body["navigation"] = result.navigation.map(navigation) ?? .null
+        if let failure = result.navigationFailure {
+            body["navigation_error"] = ["code": .string(failure.code.rawValue), "message": .string(failure.message)]
+        }
+        return .object(body)
+    }
+
+    /// A patch event's data: `{"unit","rev","patch"}`.
+    static func patchEvent(_ patch: PagePatch) -> JSONValue {
+        ["unit": .string(patch.unit), "rev": .int(patch.rev), "patch": patch.patch.json]
+    }
+
+    /// The SSE frame of a session event.
+    static func frame(_ event: SessionEvent) -> [UInt8] {
+        switch event.kind {
+        case .patch(let patch): frame(name: "patch", sequence: event.sequence, data: patchEvent(patch))
+        case .navigation(let navigation): frame(name: "navigate", sequence: event.sequence, data: self.navigation(navigation))
+        case .snapshot(let snapshot): frame(name: "snapshot", sequence: event.sequence, data: page(snapshot))
+        }
+    }
+
+    /// `id: N\nevent: NAME\ndata: JSON\n\n` (JSON is one line: the encoder never writes a newline).
+    static func frame(name: String, sequence: Int?, data: JSONValue) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        if let sequence {
+            bytes.append(contentsOf: "id: \(sequence)\n".utf8)
+        }
+        bytes.append(contentsOf: "event: \(name)\ndata: ".utf8)
+        data.encode(into: &bytes)
+        bytes.append(contentsOf: [10, 10])
+        return bytes
+    }
+}
