@@ -1,59 +1,92 @@
-import MicroHTTP
+import DemoPages
+import MVVMRServer
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
-// Until the page server exists, the demo serves the browser client's files and a health check.
-// Settings: --port/PORT, --host/HOST, --public-dir/PUBLIC_DIR (flag wins over environment).
+// mvvmr-demo: the demo pages served over the page protocol, with the browser client from PUBLIC_DIR.
 
-func setting(_ flag: String, _ environment: String, default fallback: String) -> String {
-    let arguments = CommandLine.arguments
-    if let index = arguments.firstIndex(of: flag), index + 1 < arguments.count { return arguments[index + 1] }
-    if let value = getenv(environment) { return String(cString: value) }
-    return fallback
+// Stop signals are blocked before any thread starts, so that every thread inherits the mask and the
+// main thread alone receives them (through sigwait) to stop gracefully.
+PageServer.blockStopSignals()
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+var environment: [String: String] = [:]
+for name in ServerConfiguration.environmentVariableNames + ["EMPLOYEE_LATENCY_MS", "DATA_DIR"] {
+    if let value = getenv(name) { environment[name] = String(cString: value) }
 }
 
-if CommandLine.arguments.contains("--help") {
+let demoSettingsHelp = """
+      --employee-latency-ms VALUE         EMPLOYEE_LATENCY_MS
+          simulated latency of the employees service (default: 300)
+      --data-dir VALUE                    DATA_DIR
+          directory of the demo's data files (default: Data)
+    """
+
+if arguments.contains("--help") || arguments.contains("-h") {
     print("""
-        mvvmr-demo: the MVVMR demo server.
-          --port PORT            (PORT, default 8080)
-          --host HOST            (HOST, default 0.0.0.0)
-          --public-dir DIR       (PUBLIC_DIR, default Public)
+        mvvmr-demo: the MVVMR demo pages over the page protocol (docs/PROTOCOL.md).
+
+        Usage: mvvmr-demo [--healthcheck] [settings]
+
+          --healthcheck      request /healthz on 127.0.0.1:PORT and exit 0 when it answers 200
+
+        \(ServerConfiguration.helpText)
+
+        Demo settings:
+        \(demoSettingsHelp)
         """)
     exit(0)
 }
 
-// Block the stop signals before any thread starts, so that every thread inherits the mask and the
-// main thread alone receives them through sigwait.
-var stopSignals = sigset_t()
-sigemptyset(&stopSignals)
-sigaddset(&stopSignals, SIGTERM)
-sigaddset(&stopSignals, SIGINT)
-pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+// The demo's own settings are taken out before the server's are read.
+var serverArguments: [String] = []
+var employeeLatency = Int(environment["EMPLOYEE_LATENCY_MS"] ?? "") ?? 300
+var dataDirectory = environment["DATA_DIR"] ?? "Data"
+var index = 0
+while index < arguments.count {
+    let argument = arguments[index]
+    if argument == "--employee-latency-ms" || argument == "--data-dir", index + 1 < arguments.count {
+        if argument == "--data-dir" {
+            dataDirectory = arguments[index + 1]
+        } else if let value = Int(arguments[index + 1]), value >= 0 {
+            employeeLatency = value
+        } else {
+            print("mvvmr-demo: --employee-latency-ms: '\(arguments[index + 1])' is not a whole number of milliseconds.")
+            exit(2)
+        }
+        index += 2
+        continue
+    }
+    serverArguments.append(argument)
+    index += 1
+}
 
-var configuration = HTTPServerConfiguration()
-configuration.host = setting("--host", "HOST", default: "0.0.0.0")
-configuration.port = Int(setting("--port", "PORT", default: "8080")) ?? 8080
-let publicDirectory = setting("--public-dir", "PUBLIC_DIR", default: "Public")
+let configuration: ServerConfiguration
+do {
+    configuration = try ServerConfiguration.parse(arguments: serverArguments, environment: environment)
+} catch {
+    print("mvvmr-demo: \(error)")
+    exit(2)
+}
 
-var router = HTTPRouter()
-router.get("/healthz") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
-router.fallback = StaticFiles(directory: publicDirectory).handler
+if arguments.contains("--healthcheck") {
+    exit(Healthcheck.run(port: configuration.port))
+}
 
-let server = HTTPServer(configuration: configuration, router: router)
+let server = PageServer(
+    units: DemoApp.units, root: DemoApp.root,
+    services: DemoApp.services(employeeLatency: .milliseconds(employeeLatency), dataDirectory: dataDirectory),
+    configuration: configuration)
 do {
     try server.start()
 } catch {
     print("mvvmr-demo: \(error)")
     exit(1)
 }
-print("mvvmr-demo listening on http://\(configuration.host):\(server.port)")
-fflush(nil)
-
-var received: Int32 = 0
-sigwait(&stopSignals, &received)
-print("mvvmr-demo: stopping")
-fflush(nil)
-server.stop(gracePeriod: .seconds(10))
+print("mvvmr-demo: serving on http://\(configuration.host):\(server.port)")
+server.runUntilStopSignal()
 exit(0)

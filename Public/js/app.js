@@ -1,0 +1,296 @@
+// The browser app: connects the protocol client to the DOM, the address bar and the
+// back button. Everything protocol-related lives in client.js, binding rules in
+// bindings.js/render.js, URL rules in routes.js.
+
+import { MvvmrClient, ProtocolError } from "./client.js";
+import { PageView } from "./render.js";
+import { humanize } from "./bindings.js";
+import { routeOf, unitForPath, navigationForHistoryEntry, historyActionFor } from "./routes.js";
+
+const SESSION_KEY = "mvvmr.session";
+const pageElement = document.getElementById("page");
+const noticeElement = document.getElementById("notice");
+const noticeText = document.getElementById("notice-text");
+const announcer = document.getElementById("announcer");
+const backButton = document.getElementById("back");
+const connectionElement = document.getElementById("connection");
+
+const client = new MvvmrClient({
+  fetch: (...args) => window.fetch(...args),
+  createEventSource: (url) => new EventSource(url),
+});
+
+/** @type {{root: string|null, units: Array<{name: string, route?: string}>}} */
+let catalogue = { root: null, units: [] };
+/** @type {PageView|null} */
+let view = null;
+/** Stacks of the history entries this document created, by `history.state.index`. */
+const historyStacks = [];
+let historyIndex = 0;
+let expectedPop = false;
+let handlingPop = false;
+let started = false;
+
+// MARK: notices and announcements
+
+let noticeTimer = null;
+
+/**
+ * Shows a message in the notice area.
+ * @param {string} text
+ * @param {"info"|"error"} [kind]
+ */
+function notify(text, kind = "info") {
+  announce(text);
+  noticeText.textContent = text;
+  noticeElement.dataset.kind = kind;
+  noticeElement.hidden = false;
+  clearTimeout(noticeTimer);
+  if (kind === "info") noticeTimer = setTimeout(() => (noticeElement.hidden = true), 10_000);
+}
+
+document.getElementById("notice-close").addEventListener("click", () => {
+  noticeElement.hidden = true;
+});
+
+/** Speaks a change through the polite live region. */
+function announce(text) {
+  // Clearing first makes screen readers repeat an identical message.
+  announcer.textContent = "";
+  setTimeout(() => (announcer.textContent = text), 50);
+}
+
+function describeError(error) {
+  if (error instanceof ProtocolError) {
+    if (error.code === "network_error") return "The server cannot be reached. Check your connection and try again.";
+    if (error.code === "rate_limited" || error.code === "overloaded" || error.code === "draining") return "The server is busy. Please try again in a moment.";
+    return error.message || error.code;
+  }
+  return error?.message ?? String(error);
+}
+
+function reportError(error) {
+  if (error instanceof ProtocolError && error.code === "unknown_session") return; // recovery tells the user
+  notify(describeError(error), "error");
+}
+
+// MARK: rendering
+
+function templateFor(unit) {
+  const template = document.getElementById(`tpl-${unit}`);
+  return template instanceof HTMLTemplateElement ? template.content : null;
+}
+
+function titleOf(page) {
+  const title = page?.view && typeof page.view === "object" ? page.view.title : null;
+  return typeof title === "string" && title ? title : humanize(page?.unit ?? "");
+}
+
+/** Shows the page on top of the stack, reusing the current view when the unit is the same. */
+async function showTop({ focus = false } = {}) {
+  const unit = client.topUnit;
+  if (!unit) return;
+  let page = client.page(unit);
+  if (!page) {
+    setBusy(true);
+    page = await client.loadPage(unit);
+    setBusy(false);
+    if (!page || client.topUnit !== unit) return;
+  }
+  if (view && view.unit === unit) {
+    view.update(page, null);
+  } else {
+    view?.destroy();
+    view = new PageView(pageElement, page, {
+      template: templateFor(unit),
+      onAction: (name, value) => runAction(unit, name, value),
+      announce,
+      onError: (error) => notify(error.message, "error"),
+    });
+    if (focus) {
+      const heading = pageElement.querySelector("h1, h2");
+      if (heading) {
+        heading.tabIndex = -1;
+        heading.focus({ preventScroll: false });
+      }
+    }
+  }
+  pageElement.dataset.unit = unit;
+  pageElement.dataset.rev = String(page.rev);
+  pageElement.dataset.presented = client.navigation.presented === unit ? "true" : "false";
+  document.title = `${titleOf(page)} · MVVMR`;
+  backButton.hidden = client.navigation.stack.length <= 1;
+  setBusy(false);
+}
+
+function setBusy(busy) {
+  pageElement.setAttribute("aria-busy", busy ? "true" : "false");
+}
+
+async function runAction(unit, name, value) {
+  try {
+    return await client.sendAction(unit, name, value);
+  } catch (error) {
+    reportError(error);
+    throw error;
+  }
+}
+
+client.on("page", ({ unit, page, patch }) => {
+  if (!view || unit !== client.topUnit || view.unit !== unit) return;
+  view.update(page, patch);
+  pageElement.dataset.rev = String(page.rev);
+  document.title = `${titleOf(page)} · MVVMR`;
+});
+
+client.on("navigation", (navigation) => {
+  if (!started) return;
+  syncHistory(navigation);
+  showTop({ focus: true }).catch(reportError);
+});
+
+client.on("session", ({ session }) => {
+  try {
+    sessionStorage.setItem(SESSION_KEY, session);
+  } catch {
+    // Storage may be unavailable (private mode); recovery notices are then best effort.
+  }
+});
+
+client.on("recovered", () => notify("Your session expired; a new one was started."));
+client.on("navigationerror", ({ error }) => notify(describeError(error), "error"));
+client.on("error", ({ error, context }) => console.warn(`MVVMR: ${context}`, error));
+client.on("connection", ({ state }) => {
+  connectionElement.hidden = state === "open";
+  connectionElement.textContent = state === "open" ? "" : "Reconnecting…";
+});
+
+// MARK: history
+
+function entryState(stack) {
+  return { mvvmr: true, index: historyIndex, stack: [...stack] };
+}
+
+function writeHistory(action, stack) {
+  const path = routeOf(stack.at(-1), catalogue.units, catalogue.root);
+  // Keep route parameters (?id=7) only on the entry whose page they belong to.
+  const url = action === "replace" && path === location.pathname ? path + location.search : path;
+  if (action === "push") {
+    historyIndex += 1;
+    historyStacks.length = historyIndex;
+    historyStacks[historyIndex] = [...stack];
+    history.pushState(entryState(stack), "", url);
+  } else {
+    historyStacks[historyIndex] = [...stack];
+    history.replaceState(entryState(stack), "", url);
+  }
+}
+
+/** Keeps the address bar and the back button in step with the server's navigation. */
+function syncHistory(navigation) {
+  if (handlingPop || client.recovery) {
+    // The browser already shows this entry (back/forward, deep link), or a lost session is
+    // being replaced: make the current entry describe the stack we now have.
+    writeHistory("replace", navigation.stack);
+    return;
+  }
+  const action = historyActionFor(navigation, historyStacks[historyIndex - 1] ?? null);
+  if (action === "back") {
+    expectedPop = true;
+    history.back();
+    return;
+  }
+  writeHistory(action, navigation.stack);
+}
+
+window.addEventListener("popstate", async (event) => {
+  const state = event.state?.mvvmr ? event.state : null;
+  if (state) historyIndex = state.index;
+  if (expectedPop) {
+    expectedPop = false;
+    return;
+  }
+  const request = navigationForHistoryEntry(client.navigation.stack, state, unitForPath(location.pathname, catalogue));
+  if (!request) return;
+  handlingPop = true;
+  try {
+    await client.navigate(request);
+  } catch (error) {
+    reportError(error);
+    // Put the address bar back on the page that is still shown.
+    writeHistory("replace", client.navigation.stack);
+  } finally {
+    handlingPop = false;
+  }
+});
+
+backButton.addEventListener("click", async () => {
+  backButton.disabled = true;
+  try {
+    await client.back();
+  } catch (error) {
+    reportError(error);
+  } finally {
+    backButton.disabled = false;
+  }
+});
+
+// The stream holds one of the browser's few connections per host: let it go when the
+// page is hidden for good or put in the back/forward cache, and follow on from the last
+// seq when the page comes back.
+window.addEventListener("pagehide", () => client.disconnect());
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted && started) client.connect();
+});
+
+// MARK: start
+
+async function loadCatalogue() {
+  try {
+    const response = await fetch("/api/units", { credentials: "same-origin", headers: { Accept: "application/json" } });
+    if (response.ok) {
+      const body = await response.json();
+      catalogue = { root: body.root ?? null, units: Array.isArray(body.units) ? body.units : [] };
+    }
+  } catch {
+    // Without the catalogue, routes fall back to /{unit} and / to the stack's bottom.
+  }
+}
+
+async function start() {
+  setBusy(true);
+  let knownSession = null;
+  try {
+    knownSession = sessionStorage.getItem(SESSION_KEY);
+  } catch {
+    knownSession = null;
+  }
+  try {
+    await Promise.all([loadCatalogue(), client.start({ knownSession })]);
+  } catch (error) {
+    pageElement.querySelector(".loading")?.replaceChildren(document.createTextNode("The app could not start."));
+    notify(describeError(error), "error");
+    return;
+  }
+  const root = catalogue.root ?? client.navigation.stack[0] ?? null;
+  const wanted = unitForPath(location.pathname, { root, units: catalogue.units });
+  historyIndex = history.state?.mvvmr && Number.isInteger(history.state.index) ? history.state.index : 0;
+  historyStacks[historyIndex] = [...client.navigation.stack];
+  history.replaceState(entryState(client.navigation.stack), "", location.href);
+  started = true;
+  if (wanted && wanted !== client.topUnit) {
+    try {
+      handlingPop = true; // the address bar already shows the deep link
+      await client.open(wanted);
+    } catch (error) {
+      if (error instanceof ProtocolError && error.code === "unknown_unit") notify(`There is no page named “${wanted}”.`, "error");
+      else reportError(error);
+    } finally {
+      handlingPop = false;
+    }
+  }
+  writeHistory("replace", client.navigation.stack);
+  await showTop({ focus: false });
+}
+
+start();

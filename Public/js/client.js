@@ -1,0 +1,575 @@
+// The protocol client: sessions, pages, actions, navigation and the event stream.
+// No DOM: `fetch`, the EventSource factory, timers and the random key source are
+// injected, so the rules below are tested in Node with fakes.
+//
+// Rev rules (PROTOCOL.md): a page's copy moves only forward. A patch is applied only
+// from the rev this client holds; one whose rev is not newer is ignored (the acting
+// client sees its changes twice, in the response and over SSE); a gap triggers a
+// resync (GET the page). A snapshot or a navigation always replaces the copy.
+
+import { applyPatch } from "./patch.js";
+
+/** An error answered by the server (`{"error": {"code", "message", "details"}}`) or the network. */
+export class ProtocolError extends Error {
+  /**
+   * @param {string} code the stable error code, or `network_error`
+   * @param {string} message
+   * @param {{status?: number, details?: unknown}} [info]
+   */
+  constructor(code, message, { status = 0, details = null } = {}) {
+    super(message);
+    this.name = "ProtocolError";
+    this.code = code;
+    this.status = status;
+    this.details = details;
+  }
+}
+
+/**
+ * @typedef {{name: string, value: string}} ActionInfo
+ * @typedef {{unit: string, rev: number, view: unknown, actions: ActionInfo[]}} Page
+ * @typedef {{stack: string[], presented: string|null}} Navigation
+ */
+
+/** Statuses after which an action is retried with the same Idempotency-Key. */
+const RETRYABLE = new Set([429, 502, 503, 504]);
+
+function defaultRandomKey() {
+  if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * A client for one browser tab's view of a session.
+ *
+ * Events (subscribe with {@link MvvmrClient#on}):
+ * - `page` `{unit, page, reason}`: a page's copy changed (`reason`: `patch`, `snapshot`, `navigation`, `resync`)
+ * - `navigation` `{type, stack, presented, previousStack, origin}`: the stack changed
+ * - `session` `{session, recovered, previousSession}`: a session was opened or resumed
+ * - `recovered` `{previousSession, session, unit}`: the session was lost and a new one started
+ * - `navigationerror` `{error, unit}`: an action was applied but the navigation it caused failed
+ * - `error` `{error, context}`: something failed that no caller awaited
+ * - `connection` `{state}`: `open`, `reconnecting`, `closed`
+ */
+export class MvvmrClient {
+  /**
+   * @param {object} options
+   * @param {typeof fetch} options.fetch the fetch function (the browser's, or a fake)
+   * @param {(url: string) => EventSource} [options.createEventSource] opens the event stream
+   * @param {string} [options.baseURL] prefix for every path, `""` for same origin
+   * @param {() => string} [options.randomKey] makes Idempotency-Keys
+   * @param {(ms: number) => Promise<void>} [options.sleep] waits between retries
+   * @param {number} [options.maxRetries] retries of an action after a network error or 429/502/503/504
+   * @param {number} [options.reconnectDelay] ms before reopening a stream the browser gave up on
+   */
+  constructor({ fetch, createEventSource = null, baseURL = "", randomKey = defaultRandomKey, sleep, maxRetries = 3, reconnectDelay = 2000 }) {
+    if (typeof fetch !== "function") throw new TypeError("MvvmrClient needs a fetch function");
+    this.fetchFunction = fetch;
+    this.createEventSource = createEventSource;
+    this.baseURL = baseURL;
+    this.randomKey = randomKey;
+    this.sleep = sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.maxRetries = maxRetries;
+    this.reconnectDelay = reconnectDelay;
+    /** @type {string|null} */ this.session = null;
+    /** @type {number} the id of the latest session event this client knows of */
+    this.seq = 0;
+    /** @type {Map<string, Page>} */ this.pages = new Map();
+    /** @type {Navigation} */ this.navigation = { stack: [], presented: null };
+    /** @type {EventSource|null} */ this.events = null;
+    this.listeners = new Map();
+    this.resyncs = new Map();
+    this.actionQueues = new Map();
+    this.recovery = null;
+    this.closed = false;
+  }
+
+  // MARK: events
+
+  /**
+   * Subscribes to a client event.
+   * @param {string} type
+   * @param {(detail: any) => void} listener
+   * @returns {() => void} unsubscribes
+   */
+  on(type, listener) {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type).add(listener);
+    return () => this.listeners.get(type)?.delete(listener);
+  }
+
+  emit(type, detail) {
+    for (const listener of this.listeners.get(type) ?? []) {
+      try {
+        listener(detail);
+      } catch (error) {
+        if (type !== "error") this.emit("error", { error, context: `listener for ${type}` });
+      }
+    }
+  }
+
+  // MARK: state accessors
+
+  /** @returns {string|null} the unit on top of the navigation stack */
+  get topUnit() {
+    const { stack } = this.navigation;
+    return stack.length ? stack[stack.length - 1] : null;
+  }
+
+  /**
+   * The client's copy of a page.
+   * @param {string} unit
+   * @returns {Page|undefined}
+   */
+  page(unit) {
+    return this.pages.get(unit);
+  }
+
+  // MARK: HTTP
+
+  /**
+   * Sends one request; JSON in and out. Throws {@link ProtocolError} for error statuses
+   * and network failures. Does not recover sessions (see {@link MvvmrClient#call}).
+   * @returns {Promise<{status: number, body: any}>}
+   */
+  async request(method, path, { body, headers = {} } = {}) {
+    const init = { method, credentials: "same-origin", headers: { Accept: "application/json", ...headers } };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await this.fetchFunction(this.baseURL + path, init);
+    } catch (error) {
+      throw new ProtocolError("network_error", `Could not reach the server (${error?.message ?? error})`);
+    }
+    let parsed = null;
+    const text = await response.text();
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+    }
+    if (!response.ok) {
+      const error = parsed?.error ?? {};
+      const problem = new ProtocolError(error.code ?? `http_${response.status}`, error.message ?? `HTTP ${response.status}`, {
+        status: response.status,
+        details: error.details ?? null,
+      });
+      problem.retryAfter = Number(response.headers?.get?.("Retry-After")) || null;
+      throw problem;
+    }
+    return { status: response.status, body: parsed };
+  }
+
+  /**
+   * Like {@link MvvmrClient#request}, but a `404 unknown_session` starts a new session
+   * at the current page (see {@link MvvmrClient#recover}) before rethrowing.
+   */
+  async call(method, path, options) {
+    try {
+      return await this.request(method, path, options);
+    } catch (error) {
+      if (error instanceof ProtocolError && error.code === "unknown_session") {
+        await this.recover();
+      }
+      throw error;
+    }
+  }
+
+  // MARK: sessions
+
+  /**
+   * Opens the client: resumes the session the cookie names (`GET /api/session`) or, when
+   * there is none, creates one (`POST /api/sessions`). Then connects the event stream.
+   * @param {{knownSession?: string|null}} [options] a session id this tab used before;
+   *   when it is gone, a `recovered` event is emitted as for any lost session
+   * @returns {Promise<void>}
+   */
+  async start({ knownSession = null } = {}) {
+    this.closed = false;
+    try {
+      const { body } = await this.request("GET", "/api/session");
+      this.adoptSession(body);
+      this.emit("session", { session: this.session, recovered: false, previousSession: null });
+    } catch (error) {
+      if (!(error instanceof ProtocolError) || ![401, 404].includes(error.status)) throw error;
+      await this.createSession(null);
+      if (knownSession && knownSession !== this.session) {
+        this.emit("recovered", { previousSession: knownSession, session: this.session, unit: this.topUnit });
+      }
+      this.emit("session", { session: this.session, recovered: Boolean(knownSession), previousSession: knownSession });
+    }
+    this.connect();
+  }
+
+  /** Takes over the body of `GET /api/session`. */
+  adoptSession(body) {
+    this.session = body.session ?? this.session;
+    this.seq = Number.isInteger(body.seq) ? body.seq : this.seq;
+    this.pages.clear();
+    for (const snapshot of body.pages ?? []) this.storeSnapshot(snapshot, "snapshot");
+    this.setNavigation({ type: "resume", ...(body.navigation ?? { stack: [], presented: null }) }, "resume");
+  }
+
+  /**
+   * Creates a session. `unit`, when given, asks the server to start at that page; if the
+   * server starts elsewhere, the client opens the page itself, so a deep link survives.
+   * @param {string|null} unit
+   */
+  async createSession(unit) {
+    const { body } = await this.request("POST", "/api/sessions", { body: unit ? { unit } : {} });
+    this.session = body.session ?? null;
+    this.pages.clear();
+    this.navigation = { stack: [], presented: null };
+    if (body.page) {
+      this.seq = Number.isInteger(body.page.seq) ? body.page.seq : 0;
+      this.storeSnapshot(body.page, "snapshot");
+    }
+    const navigation = body.navigation ?? body.page?.navigation ?? { stack: body.page ? [body.page.unit] : [], presented: null };
+    this.setNavigation({ type: "root", ...navigation }, "session");
+    if (unit && this.topUnit !== unit) await this.open(unit);
+  }
+
+  /**
+   * Replaces a lost session (404 `unknown_session`, or an `expired` event) with a new one
+   * at the page that was on top, reconnects the stream and emits `recovered`.
+   * Concurrent callers share one recovery.
+   * @returns {Promise<void>}
+   */
+  recover() {
+    if (this.recovery) return this.recovery;
+    const previousSession = this.session;
+    const unit = this.topUnit;
+    this.recovery = (async () => {
+      this.disconnect();
+      await this.createSession(unit);
+      this.emit("recovered", { previousSession, session: this.session, unit: this.topUnit });
+      this.emit("session", { session: this.session, recovered: true, previousSession });
+      this.connect();
+    })().finally(() => {
+      this.recovery = null;
+    });
+    return this.recovery;
+  }
+
+  /** Ends the session on the server and closes the stream. */
+  async end() {
+    this.close();
+    await this.request("DELETE", "/api/session");
+    this.session = null;
+  }
+
+  /** Closes the event stream for good (no reconnects). */
+  close() {
+    this.closed = true;
+    this.disconnect();
+  }
+
+  // MARK: pages
+
+  /** Stores a snapshot as the page's copy (snapshots always replace). */
+  storeSnapshot(snapshot, reason) {
+    if (!snapshot || typeof snapshot.unit !== "string") return;
+    const previous = this.pages.get(snapshot.unit);
+    const page = {
+      unit: snapshot.unit,
+      rev: snapshot.rev ?? 0,
+      view: snapshot.view ?? {},
+      actions: snapshot.actions ?? previous?.actions ?? [],
+    };
+    this.pages.set(page.unit, page);
+    this.emit("page", { unit: page.unit, page, reason, patch: null });
+  }
+
+  /**
+   * Applies a patch that takes a page from `fromRev` to `rev`, following the rev rules:
+   * not newer → ignored; from another rev than the one held → resync; a patch that does
+   * not apply → resync.
+   * @param {string} unit
+   * @param {number} fromRev the rev the patch starts from
+   * @param {number} rev the rev it produces
+   * @param {object[]} patch RFC 6902 operations
+   * @returns {"applied"|"ignored"|"resync"}
+   */
+  receivePatch(unit, fromRev, rev, patch) {
+    const page = this.pages.get(unit);
+    if (!page) return "ignored"; // not a page this tab shows; a navigation or GET brings it
+    if (!(rev > page.rev)) return "ignored";
+    if (fromRev !== page.rev) {
+      this.resync(unit);
+      return "resync";
+    }
+    let view;
+    try {
+      view = applyPatch(page.view, patch);
+    } catch (error) {
+      this.emit("error", { error, context: `patch of ${unit} did not apply; resyncing` });
+      this.resync(unit);
+      return "resync";
+    }
+    const updated = { ...page, rev, view };
+    this.pages.set(unit, updated);
+    this.emit("page", { unit, page: updated, reason: "patch", patch });
+    return "applied";
+  }
+
+  /**
+   * Fetches a fresh snapshot of a page (`GET /api/pages/{unit}`) and replaces the copy.
+   * Concurrent resyncs of one unit share one request.
+   * @param {string} unit
+   * @returns {Promise<Page|undefined>}
+   */
+  resync(unit) {
+    if (this.resyncs.has(unit)) return this.resyncs.get(unit);
+    const promise = (async () => {
+      try {
+        const { body } = await this.call("GET", `/api/pages/${encodeURIComponent(unit)}`);
+        this.storeSnapshot(body, "resync");
+        return this.pages.get(unit);
+      } catch (error) {
+        this.emit("error", { error, context: `resync of ${unit}` });
+        return undefined;
+      } finally {
+        this.resyncs.delete(unit);
+      }
+    })();
+    this.resyncs.set(unit, promise);
+    return promise;
+  }
+
+  /**
+   * Fetches a page (binding it on the server if needed) without changing the stack.
+   * @param {string} unit
+   * @returns {Promise<Page|undefined>}
+   */
+  async loadPage(unit) {
+    return this.resync(unit);
+  }
+
+  // MARK: navigation
+
+  /**
+   * Updates the stack; emits `navigation` only when it actually changed, so a navigation
+   * seen twice (response and SSE) is reported once.
+   */
+  setNavigation(navigation, origin) {
+    const stack = Array.isArray(navigation?.stack) ? [...navigation.stack] : this.navigation.stack;
+    const presented = navigation?.presented ?? null;
+    const previousStack = this.navigation.stack;
+    const same = stack.length === previousStack.length && stack.every((u, i) => u === previousStack[i]) && presented === this.navigation.presented;
+    this.navigation = { stack, presented };
+    if (!same) this.emit("navigation", { type: navigation?.type ?? null, stack, presented, previousStack, origin });
+  }
+
+  /** Handles a `navigation` object (response member or `navigate` event). */
+  receiveNavigation(navigation, origin) {
+    if (!navigation) return;
+    if (navigation.page) this.storeSnapshot({ unit: navigation.unit, ...navigation.page }, "navigation");
+    // `root` and `back` release pages on the server; forget copies that left the stack.
+    if ((navigation.type === "root" || navigation.type === "back") && Array.isArray(navigation.stack)) {
+      for (const unit of [...this.pages.keys()]) {
+        if (!navigation.stack.includes(unit)) this.pages.delete(unit);
+      }
+    }
+    this.setNavigation(navigation, origin);
+  }
+
+  /**
+   * Handles an action or navigation response.
+   * @param {any} body the response body
+   * @param {number|null} requestRev the rev the request named, or null
+   */
+  receiveResponse(body, requestRev) {
+    if (!body) return;
+    const { unit, rev } = body;
+    const navigated = body.navigation?.page ? body.navigation.page.unit ?? body.navigation.unit : null;
+    // When the response's unit is the page the navigation brings, its snapshot supersedes the patch.
+    if (typeof unit === "string" && Number.isInteger(rev) && navigated !== unit) {
+      if (body.snapshot) {
+        const page = this.pages.get(unit);
+        if (!page || rev > page.rev || body.snapshot.rev > page.rev) this.storeSnapshot({ unit, ...body.snapshot }, "snapshot");
+      } else if (Array.isArray(body.patch)) {
+        // Without a request rev, the patch starts at the server's rev before the action,
+        // which is rev - 1 since one action makes at most one rev.
+        const fromRev = requestRev ?? rev - 1;
+        this.receivePatch(unit, fromRev, rev, body.patch);
+      }
+    }
+    this.receiveNavigation(body.navigation, "response");
+    if (body.navigation_error) {
+      // The action was applied, but the navigation it asked for failed (e.g. an unknown unit).
+      const { code = "navigation_failed", message = "The page could not be opened." } = body.navigation_error;
+      this.emit("navigationerror", { error: new ProtocolError(code, message), unit });
+    }
+  }
+
+  /**
+   * Asks the server to navigate: `back` pops the top page, `open` pops back to a unit
+   * on the stack or pushes it (for browser back buttons and deep links).
+   * @param {{type: "back"} | {type: "open", unit: string}} request
+   * @returns {Promise<any>} the response body
+   */
+  async navigate(request) {
+    const { body } = await this.call("POST", "/api/navigation", { body: request });
+    this.receiveResponse(body, null);
+    return body;
+  }
+
+  /** `navigate({type: "back"})`. */
+  back() {
+    return this.navigate({ type: "back" });
+  }
+
+  /**
+   * `navigate({type: "open", unit})`.
+   * @param {string} unit
+   */
+  open(unit) {
+    return this.navigate({ type: "open", unit });
+  }
+
+  // MARK: actions
+
+  /**
+   * Sends an action to a page. Actions of one page are sent one after another, each
+   * naming the rev held when it leaves. Each call is one logical action with its own
+   * random Idempotency-Key; retries (network errors, 429/502/503/504) reuse the key and
+   * the exact body, so the server delivers the action at most once.
+   * @param {string} unit
+   * @param {string} action the action name, e.g. `increment` or `quote.shuffle`
+   * @param {unknown} [value] the action's value (`null` for `none`)
+   * @returns {Promise<any>} the response body
+   */
+  sendAction(unit, action, value = null) {
+    const previous = this.actionQueues.get(unit) ?? Promise.resolve();
+    const run = previous.catch(() => {}).then(() => this.deliverAction(unit, action, value));
+    const tail = run.catch(() => {});
+    this.actionQueues.set(unit, tail);
+    tail.then(() => {
+      if (this.actionQueues.get(unit) === tail) this.actionQueues.delete(unit);
+    });
+    return run;
+  }
+
+  async deliverAction(unit, action, value) {
+    const page = this.pages.get(unit);
+    const requestBody = { action, value: value === undefined ? null : value };
+    if (page) requestBody.rev = page.rev;
+    const key = this.randomKey();
+    const path = `/api/pages/${encodeURIComponent(unit)}/actions`;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const { body } = await this.call("POST", path, { body: requestBody, headers: { "Idempotency-Key": key } });
+        this.receiveResponse(body, requestBody.rev ?? null);
+        return body;
+      } catch (error) {
+        const retryable = error instanceof ProtocolError && (error.code === "network_error" || RETRYABLE.has(error.status));
+        if (!retryable || attempt >= this.maxRetries) throw error;
+        const delay = Math.min(10_000, error.retryAfter ? error.retryAfter * 1000 : 300 * 2 ** attempt);
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  // MARK: server push
+
+  /**
+   * Opens the event stream. The first connect passes `?lastEventId=SEQ` (EventSource
+   * cannot set headers); the browser sends `Last-Event-ID` itself on reconnects.
+   */
+  connect() {
+    if (!this.createEventSource || this.closed) return;
+    this.disconnect();
+    const source = this.createEventSource(`${this.baseURL}/api/events?lastEventId=${encodeURIComponent(this.seq)}`);
+    this.events = source;
+    const guard = (handler) => (event) => {
+      if (this.events !== source) return; // a stale stream
+      this.noteEventId(event.lastEventId);
+      let data = null;
+      try {
+        data = event.data ? JSON.parse(event.data) : null;
+      } catch (error) {
+        this.emit("error", { error, context: `malformed ${event.type} event` });
+        return;
+      }
+      handler(data);
+    };
+    source.addEventListener("patch", guard((data) => this.onPatchEvent(data)));
+    source.addEventListener("navigate", guard((data) => this.receiveNavigation(data, "event")));
+    source.addEventListener("snapshot", guard((data) => this.onSnapshotEvent(data)));
+    source.addEventListener("expired", guard(() => this.onExpired()));
+    source.addEventListener("open", () => {
+      if (this.events === source) this.emit("connection", { state: "open" });
+    });
+    source.addEventListener("error", () => this.onStreamError(source));
+  }
+
+  /** Closes the current stream, if any. */
+  disconnect() {
+    if (this.events) {
+      const source = this.events;
+      this.events = null;
+      source.close();
+    }
+    clearTimeout(this.reconnectTimer);
+  }
+
+  noteEventId(id) {
+    const seq = Number(id);
+    if (id !== "" && Number.isInteger(seq) && seq > this.seq) this.seq = seq;
+  }
+
+  onPatchEvent(data) {
+    if (!data || typeof data.unit !== "string" || !Number.isInteger(data.rev)) return;
+    this.receivePatch(data.unit, data.rev - 1, data.rev, data.patch ?? []);
+  }
+
+  onSnapshotEvent(data) {
+    if (!data || typeof data.unit !== "string") return;
+    this.storeSnapshot(data, "snapshot");
+    if (data.navigation) this.setNavigation(data.navigation, "event");
+  }
+
+  onExpired() {
+    this.recover().catch((error) => this.emit("error", { error, context: "session recovery" }));
+  }
+
+  /**
+   * The browser retries a dropped stream by itself (readyState CONNECTING). When it gave
+   * up (CLOSED, e.g. the server answered 404 because the session is gone), check the
+   * session and either recover or reopen the stream from the last seq.
+   */
+  onStreamError(source) {
+    if (this.events !== source) return;
+    if (source.readyState !== 2) {
+      this.emit("connection", { state: "reconnecting" });
+      return;
+    }
+    this.emit("connection", { state: "closed" });
+    this.events = null;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(async () => {
+      if (this.closed || this.events) return;
+      try {
+        await this.request("GET", "/api/session");
+        this.connect();
+      } catch (error) {
+        if (error instanceof ProtocolError && error.code === "unknown_session") this.onExpired();
+        else this.scheduleReconnect();
+      }
+    }, this.reconnectDelay);
+  }
+
+  scheduleReconnect() {
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => {
+      if (!this.closed && !this.events) this.connect();
+    }, this.reconnectDelay);
+  }
+}
