@@ -5,7 +5,13 @@ let package = Package(
     name: "MVVMR",
     products: [
         .library(name: "MicroHTTP", targets: ["MicroHTTP"]),
-        .executable(name: "mvvmr-demo", targets: ["DemoApp"]),
+        .library(name: "JSONPatch", targets: ["JSONPatch"]),
+        .library(name: "MVVMR", targets: ["MVVMR"]),
+        .library(name: "MVVMRTesting", targets: ["MVVMRTesting"]),
+        .library(name: "MVVMRServer", targets: ["MVVMRServer"]),
+        .library(name: "MVVMRClient", targets: ["MVVMRClient"]),
+        .executable(name: "mvvmr-demo", targets: ["MVVMRDemo"]),
+        .executable(name: "json-patch", targets: ["json-patch"]),
     ],
     targets: [
         // The project's one lock type (a pthread mutex under ThreadSanitizer, `Mutex` otherwise).
@@ -18,15 +24,39 @@ let package = Package(
         ),
         // A small HTTP server over libmicrohttpd; knows nothing of MVVM.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
-        // The demo server (the main job).
-        .executableTarget(name: "DemoApp", dependencies: ["MicroHTTP"]),
-        // Benchmark servers, built in release mode by Benchmarks/run.
+        // JSON values, JSON Pointer, RFC 6902 apply and diff; no other dependency.
+        .target(name: "JSONPatch"),
+        // The programming model: View, ViewModel, UnitCase, Binder, Router, Signal/Driver, Page.
+        .target(name: "MVVMR", dependencies: ["JSONPatch", "Locking"]),
+        // Tests pages without HTTP: the exhaustive PageTester.
+        .target(name: "MVVMRTesting", dependencies: ["MVVMR", "JSONPatch"]),
+        // Sessions, the page protocol's endpoints, SSE, configuration, health, metrics.
+        .target(name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking"]),
+        // The Swift client SDK (URLSession).
+        .target(name: "MVVMRClient", dependencies: ["JSONPatch"]),
+        // The demo's pages (no HTTP in them) and the demo server, the main job.
+        .target(name: "DemoPages", dependencies: ["MVVMR", "JSONPatch"]),
+        .executableTarget(name: "MVVMRDemo", dependencies: ["DemoPages", "MVVMRServer"], path: "Sources/DemoApp"),
+        // `json-patch diff A B` / `json-patch apply DOC PATCH`.
+        .executableTarget(name: "json-patch", dependencies: ["JSONPatch"]),
+        // Benchmark programs, built in release mode by Benchmarks/run.py.
         .executableTarget(
             name: "microhttp-bench",
             dependencies: ["MicroHTTP"],
             path: "Benchmarks/Sources/microhttp-bench"
         ),
+        .executableTarget(
+            name: "patch-bench",
+            dependencies: ["JSONPatch"],
+            path: "Benchmarks/Sources/patch-bench"
+        ),
         .testTarget(name: "MicroHTTPTests", dependencies: ["MicroHTTP", "Locking"]),
+        .testTarget(name: "JSONPatchTests", dependencies: ["JSONPatch", "json-patch"]),
+        .testTarget(name: "MVVMRTests", dependencies: ["MVVMR", "MVVMRTesting", "JSONPatch", "Locking"]),
+        .testTarget(name: "MVVMRTestingTests", dependencies: ["MVVMRTesting", "MVVMR", "JSONPatch"]),
+        .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "JSONPatch"]),
+        .testTarget(name: "MVVMRClientTests", dependencies: ["MVVMRClient", "MVVMRServer", "MVVMR", "JSONPatch"]),
+        .testTarget(name: "DemoPagesTests", dependencies: ["DemoPages", "MVVMRTesting", "MVVMR", "JSONPatch"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh Debian bookworm machine with the Swift toolchain, as root.
+# Idempotent: installs only what is missing, and runs `apt-get update` only when something is.
+# Usage: scripts/install-deps.sh [run|test|bench]   (default: run)
+set -euo pipefail
+
+purpose="${1:-run}"
+apt_packages=(libmicrohttpd-dev pkg-config)
+pip_packages=()
+case "$purpose" in
+  run) ;;
+  test)
+    apt_packages+=(curl chromium chromium-driver debootstrap)
+    pip_packages+=(pytest jsonpatch openapi-spec-validator selenium)
+    ;;
+  bench)
+    apt_packages+=(curl wrk valgrind)
+    pip_packages+=(jsonpatch)
+    ;;
+  *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+missing_pip=()
+for package in "${pip_packages[@]}"; do
+  python3 -m pip show -q "$package" >/dev/null 2>&1 || missing_pip+=("$package")
+done
+if [ "${#missing_pip[@]}" -gt 0 ]; then
+  echo "installing from PyPI: ${missing_pip[*]}"
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "${missing_pip[@]}"
+fi

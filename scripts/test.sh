@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every test of the project: builds with zero warnings allowed, the whole test suite, the concurrency
+# tests again under ThreadSanitizer, the Foundation check, and the other suites as they exist.
+# Each stage prints its time. Installs what it needs first (idempotent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started=$(date +%s)
+stage() {
+  local name="$1"; shift
+  local begin=$(date +%s)
+  echo "=== $name"
+  "$@"
+  echo "=== $name: $(( $(date +%s) - begin )) s"
+}
+
+build_without_warnings() {
+  local log
+  log=$(mktemp)
+  if ! swift build --build-tests "$@" 2>&1 | tee "$log"; then
+    echo "build failed"; return 1
+  fi
+  if grep -E '(^|[^a-z])warning:' "$log" | grep -v '^warning: (multiple|unable to find)' | grep -q .; then
+    echo "the build has warnings; the project allows none:"
+    grep -E 'warning:' "$log" | sort -u
+    return 1
+  fi
+}
+
+tsan_flags=(--sanitize=thread -Xswiftc -DMVVMR_PTHREAD_LOCK --scratch-path .build/tsan)
+run_tsan_tests() {
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/Tests/tsan-suppressions.txt" \
+    swift test --skip-build "${tsan_flags[@]}" --filter ConcurrencyTests
+}
+
+stage "install dependencies" scripts/install-deps.sh test
+stage "build (debug, tests, zero warnings)" build_without_warnings
+stage "foundation check" scripts/check-foundation.sh
+stage "tests" swift test --skip-build
+stage "build under ThreadSanitizer" build_without_warnings "${tsan_flags[@]}"
+stage "concurrency tests under ThreadSanitizer" run_tsan_tests
+stage "browser client unit tests (node)" node --test Tests/BrowserClient/
+stage "system tests: protocol, browser, shutdown (pytest)" python3 -m pytest -q -p no:cacheprovider Tests/system
+stage "container runtime check (debootstrap)" scripts/check-runtime-image.sh
+if [ -x Fuzz/run.sh ]; then
+  stage "JSON parser fuzzing (20 s)" Fuzz/run.sh 20
+fi
+echo "all test stages passed in $(( $(date +%s) - started )) s"
