@@ -127,7 +127,8 @@ public final class HTTPServer: Sendable {
                 message: "Could not listen on \(configuration.host):\(configuration.port) (in use, or not allowed).")
         }
         let boundPort = Int(mvvmr_mhd_bound_port(daemon))
-        let interval = configuration.heartbeatInterval
+        // A zero or negative interval would make the heartbeat loop spin: at least 10 ms.
+        let interval = max(configuration.heartbeatInterval, .milliseconds(10))
         let heartbeat = Task.detached { [weak self] in
             while !Task.isCancelled {
                 do { try await Task.sleep(for: interval) } catch { return }
@@ -312,14 +313,16 @@ public final class HTTPServer: Sendable {
         context: RequestContext,
         connection: OpaquePointer
     ) -> MHD_Result {
+        // Ready to be answered (its `phase` set) before `stop` can find it in `waiting`: the lock publishes it.
+        context.beginWaiting()
         let accepted = lifecycle.withLock { state -> Bool in
             guard state.phase == .running || state.phase == .draining else { return false }
             state.waiting[ObjectIdentifier(context)] = context
             return true
         }
         guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
-        context.beginWaiting()
-        // Suspended before the task exists, so the task's resume always finds it suspended.
+        // Suspended before the task exists, so the task's resume always finds it suspended. (Should `stop` answer
+        // first, its resume lands before this suspend, which the library then cancels.)
         MHD_suspend_connection(connection)
         Task { [self] in
             let response: HTTPResponse

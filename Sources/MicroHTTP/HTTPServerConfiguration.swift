@@ -19,7 +19,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderBytes: Int = 32 * 1024
     /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
     public var connectionTimeoutSeconds: Int = 30
-    /// The most connections open at once; more are refused (closed as soon as accepted).
+    /// The most connections open at once. At the limit the library stops accepting: further connections wait,
+    /// unanswered, in the listen backlog until one closes (unlike `maxConnectionsPerIP`, which closes them at once).
     public var maxConnections: Int = 10_000
     /// The most connections open at once from one IP address; 0 means no per-address limit.
     public var maxConnectionsPerIP: Int = 0
