@@ -256,10 +256,42 @@ func fnv1a(_ bytes: [UInt8]) -> UInt64 {
 }
 
 /// CPU time (user + system) the whole process used so far.
-func processCPUTime() -> Duration {
-    var usage = rusage()
-    _ = getrusage(RUSAGE_SELF.rawValue, &usage)
-    let micros = (Int64(usage.ru_utime.tv_sec) + Int64(usage.ru_stime.tv_sec)) * 1_000_000
-        + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec)
-    return .microseconds(micros)
+/// The ids of the process's libmicrohttpd worker threads (named `MHD-worker` by the library).
+func libraryWorkerThreadIDs() -> Set<Int> {
+    var identifiers = Set<Int>()
+    guard let directory = opendir("/proc/self/task") else { return identifiers }
+    defer { closedir(directory) }
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard let identifier = Int(name) else { continue }
+        if readSmallFile("/proc/self/task/\(identifier)/comm")?.hasPrefix("MHD-worker") == true {
+            identifiers.insert(identifier)
+        }
+    }
+    return identifiers
 }
+
+/// CPU time (user + system) used so far by the given threads of this process, from `/proc/self/task/*/stat`.
+/// Unlike the whole process's time, it does not count test suites running in parallel.
+func threadsCPUTime(_ identifiers: Set<Int>) -> Duration {
+    let ticksPerSecond = Int64(sysconf(Int32(_SC_CLK_TCK)))
+    var ticks: Int64 = 0
+    for identifier in identifiers {
+        guard let stat = readSmallFile("/proc/self/task/\(identifier)/stat"), let close = stat.lastIndex(of: ")") else { continue }
+        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        if fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) { ticks += user + system }
+    }
+    return .milliseconds(ticks * 1000 / max(1, ticksPerSecond))
+}
+
+private func readSmallFile(_ path: String) -> String? {
+    let descriptor = open(path, O_RDONLY)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var buffer = [UInt8](repeating: 0, count: 1024)
+    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[0..<count], as: UTF8.self)
+}
+
