@@ -18,7 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
-import time
+import time  # noqa: E401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS_MD = os.path.join(ROOT, "BENCHMARKS.md")
@@ -26,6 +26,9 @@ BENCHMARKS_MD = os.path.join(ROOT, "BENCHMARKS.md")
 # Floors for the quick mode, set from the measured figures with room for this machine's noise.
 FLOORS = {
     "listener": 0.75,  # MicroHTTP / C libmicrohttpd, req/s (target 0.9 in full runs)
+    "page-read": 0.6,  # GET /api/pages/greeting / C, req/s (target 0.85)
+    "action": 0.35,    # POST counters increment / C GET, req/s (target 0.6)
+    "patch": 50.0,     # Python jsonpatch time / Swift diff time (target 50)
 }
 
 
@@ -83,12 +86,15 @@ def parse_latency(text):
     return value * {"us": 0.001, "ms": 1.0, "s": 1000.0}.get(unit, 1.0)
 
 
-def wrk(url, seconds, connections=64, threads=2, script=None):
+def wrk(url, seconds, connections=64, threads=2, script=None, script_arguments=()):
     """Runs wrk; returns requests/s, p50 and p99 latency in milliseconds."""
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency"]
     if script:
         command += ["-s", script]
-    output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
+    command.append(url)
+    if script_arguments:
+        command += ["--", *script_arguments]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     p50 = parse_latency(re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1))
     p99 = parse_latency(re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1))
@@ -118,37 +124,53 @@ def build_swift(product):
     return os.path.join(ROOT, ".build/release", product)
 
 
-def alternate(contenders, rounds, seconds):
-    """Measures each (name, command, port, path) in turn, `rounds` times; returns medians per name."""
-    samples = {name: [] for name, *_ in contenders}
-    for round_index in range(rounds):
-        for name, command, port, path in contenders:
-            with Server(command, port):
-                wrk(f"http://127.0.0.1:{port}{path}", 1)  # warm-up
-                rate, p50, p99 = wrk(f"http://127.0.0.1:{port}{path}", seconds)
-            samples[name].append((rate, p50, p99))
-            log(f"  round {round_index + 1}: {name:>10}: {rate:>9.0f} req/s  p50 {p50:.3f} ms  p99 {p99:.3f} ms")
-    return {name: tuple(median([s[i] for s in values]) for i in range(3)) for name, values in samples.items()}
-
-
-def section_listener(quick):
-    """MicroHTTP against a raw C libmicrohttpd server answering the same bytes."""
-    c_server = build_c_server()
-    swift_server = build_swift("microhttp-bench")
-    rounds, seconds = (1, 2) if quick else (3, 5)
-    c_port, swift_port = free_port(), free_port()
-    results = alternate([
-        ("C", [c_server, str(c_port)], c_port, "/api/pages/greeting"),
-        ("MicroHTTP", [swift_server, str(swift_port)], swift_port, "/api/pages/greeting"),
-    ], rounds, seconds)
-    ratio = results["MicroHTTP"][0] / results["C"][0]
-    table = [
+def results_table(results, ratio_line):
+    return [
         "| server | req/s (median) | p50 ms | p99 ms |",
         "|---|---:|---:|---:|",
         *[f"| {name} | {r:,.0f} | {p50:.3f} | {p99:.3f} |" for name, (r, p50, p99) in results.items()],
         "",
-        f"**Ratio MicroHTTP / C: {ratio:.2f}** (target ≥ 0.90).",
+        ratio_line,
     ]
+
+
+def alternate_measured(contenders, rounds):
+    """Runs each (name, measure) in turn, `rounds` times; `measure()` starts what it needs, measures and returns
+    (req/s, p50, p99). Returns the medians per name."""
+    samples = {name: [] for name, _ in contenders}
+    for round_index in range(rounds):
+        for name, measure in contenders:
+            rate, p50, p99 = measure()
+            samples[name].append((rate, p50, p99))
+            log(f"  round {round_index + 1}: {name:>16}: {rate:>9.0f} req/s  p50 {p50:.3f} ms  p99 {p99:.3f} ms")
+    return {name: tuple(median([s[i] for s in values]) for i in range(3)) for name, values in samples.items()}
+
+
+def c_server_measure(seconds):
+    c_server = build_c_server()
+    port = free_port()
+
+    def measure():
+        with Server([c_server, str(port)], port):
+            wrk(f"http://127.0.0.1:{port}/api/pages/greeting", 1)
+            return wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds)
+    return measure
+
+
+def section_listener(quick):
+    """MicroHTTP against a raw C libmicrohttpd server answering the same bytes."""
+    swift_server = build_swift("microhttp-bench")
+    rounds, seconds = (1, 2) if quick else (3, 5)
+    swift_port = free_port()
+
+    def microhttp():
+        with Server([swift_server, str(swift_port)], swift_port):
+            wrk(f"http://127.0.0.1:{swift_port}/api/pages/greeting", 1)
+            return wrk(f"http://127.0.0.1:{swift_port}/api/pages/greeting", seconds)
+
+    results = alternate_measured([("C", c_server_measure(seconds)), ("MicroHTTP", microhttp)], rounds)
+    ratio = results["MicroHTTP"][0] / results["C"][0]
+    table = results_table(results, f"**Ratio MicroHTTP / C: {ratio:.2f}** (target ≥ 0.90).")
     method = (f"`wrk -t2 -c64 -d{seconds}s --latency` on loopback against `GET /api/pages/greeting`, "
               f"{rounds} alternating rounds (medians), a fresh server process per round, after a 1 s warm-up. "
               "Both servers: libmicrohttpd 0.9.75, thread pool of one thread per core, epoll, turbo, "
@@ -157,7 +179,224 @@ def section_listener(quick):
     return "listener", "MicroHTTP vs raw libmicrohttpd (C)", method, table, ratio
 
 
-SECTIONS = {"listener": section_listener}
+def demo_command(port, extra_env=None):
+    """The release demo server on `port`, logging only errors (a log line per request would be measured too)."""
+    binary = build_swift("mvvmr-demo")
+    environment = {"PORT": str(port), "HOST": "127.0.0.1", "LOG_LEVEL": "error", "DATA_DIR": os.path.join(ROOT, "Data"),
+                   "PUBLIC_DIR": os.path.join(ROOT, "Public")}
+    environment.update(extra_env or {})
+    return ["env", *[f"{key}={value}" for key, value in environment.items()], binary]
+
+
+def http_json(port, method, path, body=None, headers=None):
+    import http.client
+    import json as json_module
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request(method, path, body=None if body is None else json_module.dumps(body), headers=headers or {})
+    response = connection.getresponse()
+    payload = response.read()
+    connection.close()
+    return response.status, (json_module.loads(payload) if payload else None)
+
+
+def section_page_read(quick):
+    """GET /api/pages/greeting of an existing session against the C server's fixed body."""
+    rounds, seconds = (1, 2) if quick else (3, 5)
+    demo_port = free_port()
+    command = demo_command(demo_port)
+
+    def page_read():
+        with Server(command, demo_port):
+            _, created = http_json(demo_port, "POST", "/api/sessions", {"unit": "greeting"})
+            script = os.path.join(ROOT, "Benchmarks/.out/session-header.lua")
+            os.makedirs(os.path.dirname(script), exist_ok=True)
+            with open(script, "w") as output:
+                output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
+            url = f"http://127.0.0.1:{demo_port}/api/pages/greeting"
+            wrk(url, 1, script=script)
+            return wrk(url, seconds, script=script)
+
+    results = alternate_measured([("C", c_server_measure(seconds)), ("MVVMR page read", page_read)], rounds)
+    ratio = results["MVVMR page read"][0] / results["C"][0]
+    table = results_table(results, f"**Ratio page read / C: {ratio:.2f}** (target ≥ 0.85).")
+    method = (f"`wrk -t2 -c64 -d{seconds}s --latency`, {rounds} alternating rounds (medians). MVVMR: the release "
+              "`mvvmr-demo` (`LOG_LEVEL=error`), `GET /api/pages/greeting` with `X-Session-ID` of one existing "
+              "session (a full snapshot: session lookup, page lock, JSON encoding). C: `Benchmarks/c-server` "
+              "answering a fixed 71-byte JSON body.")
+    return "page-read", "Page read: GET /api/pages/greeting vs raw libmicrohttpd", method, table, ratio
+
+
+ACTION_SCRIPT = """
+local sessions = {}
+local counter = 0
+init = function(args)
+  for line in io.lines(args[1]) do sessions[#sessions + 1] = line end
+end
+request = function()
+  counter = counter + 1
+  local session = sessions[(counter % #sessions) + 1]
+  local body = '{"action":"increment","value":' .. ((counter % 10) + 1) .. '}'
+  return wrk.format("POST", "/api/pages/counters/actions",
+    {["X-Session-ID"] = session, ["Content-Type"] = "application/json"}, body)
+end
+"""
+
+
+def section_action(quick):
+    """POST /api/pages/counters/actions (increment a row) spread over 256 sessions, against the C server's GET."""
+    rounds, seconds = (1, 2) if quick else (3, 5)
+    demo_port = free_port()
+    command = demo_command(demo_port)
+    out = os.path.join(ROOT, "Benchmarks/.out")
+    os.makedirs(out, exist_ok=True)
+    script = os.path.join(out, "action.lua")
+    with open(script, "w") as output:
+        output.write(ACTION_SCRIPT)
+    sessions_file = os.path.join(out, "sessions.txt")
+
+    def action():
+        with Server(command, demo_port):
+            with open(sessions_file, "w") as output:
+                for _ in range(256):
+                    _, created = http_json(demo_port, "POST", "/api/sessions", {"unit": "counters"})
+                    output.write(created["session"] + "\n")
+            url = f"http://127.0.0.1:{demo_port}"
+            wrk(url, 1, script=script, script_arguments=[sessions_file])
+            return wrk(url, seconds, script=script, script_arguments=[sessions_file])
+
+    results = alternate_measured([("C (GET)", c_server_measure(seconds)), ("MVVMR action", action)], rounds)
+    ratio = results["MVVMR action"][0] / results["C (GET)"][0]
+    table = results_table(results, f"**Ratio action round trip / C GET: {ratio:.2f}** (target ≥ 0.6).")
+    method = (f"`wrk -t2 -c64 -d{seconds}s --latency -s action.lua`, {rounds} alternating rounds (medians). Each "
+              "request increments one of ten rows of the counters page in one of 256 sessions, round-robin "
+              "(parse the body, deliver the action in the session's lock, diff the written row, encode the "
+              "patch, push it to the session's event log). Reference: the C server's fixed GET.")
+    return "action", "Action round trip: POST counters increment vs raw libmicrohttpd GET", method, table, ratio
+
+
+def section_patch(quick):
+    """JSONPatch.diff against Python's jsonpatch.make_patch on a 10,000-row keyed list."""
+    output = subprocess.run(["bash", os.path.join(ROOT, "Benchmarks/patch-bench.sh")],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    log(output.rstrip())
+    swift_ms = float(re.search(r"swift_diff_ms\D+([\d.]+)", output).group(1))
+    python_ms = float(re.search(r"python_diff_ms\D+([\d.]+)", output).group(1))
+    swift_bytes = int(re.search(r"swift_patch_bytes\D+(\d+)", output).group(1))
+    python_bytes = int(re.search(r"python_patch_bytes\D+(\d+)", output).group(1))
+    ratio = python_ms / swift_ms
+    table = [
+        "| implementation | diff time (median) | patch bytes |",
+        "|---|---:|---:|",
+        f"| Swift `JSONPatch.diff` | {swift_ms:.2f} ms | {swift_bytes:,} |",
+        f"| Python `jsonpatch.make_patch` | {python_ms:.1f} ms | {python_bytes:,} |",
+        "",
+        f"**Swift is {ratio:.0f}× faster** (target ≥ 50×); its patch is {python_bytes / max(1, swift_bytes):,.0f}× smaller "
+        "(target: no larger). Both patches are applied with Python's jsonpatch and checked to turn A into B.",
+    ]
+    method = ("`Benchmarks/patch-bench.sh`: a 10,000-row keyed list (`id`, `title`, `count`, `tags`) and a copy with "
+              "one field changed, one row inserted and one row moved; both documents parsed from text; median of "
+              "repeated runs on each side.")
+    return "patch", "Patch generation: 10,000-row keyed list", method, table, ratio
+
+
+def section_startup(quick):
+    """Time from exec to the first successful /healthz, and the stripped release binary's size."""
+    binary = subprocess.run([os.path.join(ROOT, "scripts/build-release.sh")], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.strip().splitlines()[-1]
+    size = os.path.getsize(os.path.join(ROOT, binary))
+    times = []
+    for _ in range(3 if quick else 10):
+        port = free_port()
+        environment = dict(os.environ, PORT=str(port), HOST="127.0.0.1", LOG_LEVEL="error",
+                           DATA_DIR=os.path.join(ROOT, "Data"), PUBLIC_DIR=os.path.join(ROOT, "Public"))
+        started = time.perf_counter()
+        process = subprocess.Popen([os.path.join(ROOT, binary)], cwd=ROOT, env=environment, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        try:
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1) as connection:
+                        connection.sendall(b"GET /healthz HTTP/1.0\r\n\r\n")
+                        if connection.recv(64).startswith(b"HTTP/1.1 200"):
+                            break
+                except OSError:
+                    time.sleep(0.0005)
+                if time.perf_counter() - started > 10:
+                    raise RuntimeError("the server did not start")
+            times.append((time.perf_counter() - started) * 1000)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=10)
+    start_ms = median(times)
+    table = [
+        "| figure | measured | target |",
+        "|---|---:|---:|",
+        f"| exec → first 200 from `/healthz` (median of {len(times)}) | {start_ms:.1f} ms | < 100 ms |",
+        f"| stripped release binary (`scripts/build-release.sh`, static Swift stdlib) | {size / 1e6:.1f} MB | < 25 MB |",
+    ]
+    method = "Absolute figures. The binary is the one the container ships; the start is timed from `Popen` to the first answer."
+    return "startup", "Start and size", method, table, None
+
+
+def section_memory(quick):
+    """RSS growth per idle session, sessions created by GET /api/pages/greeting without credentials."""
+    port = free_port()
+    target = 10_000 if quick else 100_000
+    with Server(demo_command(port, {"MAX_SESSIONS": 2_000_000}), port) as server:
+        def rss_kib():
+            with open(f"/proc/{server.process.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+            return 0
+
+        def live_sessions():
+            import urllib.request
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
+            return int(float(re.search(r"^mvvmr_sessions_live (\S+)", text, re.M).group(1)))
+
+        # Warm up (allocator arenas, first pages), then measure from there.
+        subprocess.run(["wrk", "-t2", "-c32", "-d1s", f"http://127.0.0.1:{port}/api/pages/greeting"], capture_output=True)
+        time.sleep(0.5)
+        sessions_before, rss_before = live_sessions(), rss_kib()
+        script = os.path.join(ROOT, "Benchmarks/.out/count.lua")
+        with open(script, "w") as output:
+            output.write(f"""
+local done = 0
+response = function()
+  done = done + 1
+  if done >= {target // 2} then wrk.thread:stop() end
+end
+""")
+        subprocess.run(["wrk", "-t2", "-c32", "-d120s", "-s", script, f"http://127.0.0.1:{port}/api/pages/greeting"],
+                       capture_output=True, check=True)
+        time.sleep(1.0)
+        sessions_after, rss_after = live_sessions(), rss_kib()
+    created = sessions_after - sessions_before
+    per_session = (rss_after - rss_before) * 1024 / max(1, created)
+    table = [
+        "| figure | measured | target |",
+        "|---|---:|---:|",
+        f"| sessions created | {created:,} | 100,000 |",
+        f"| RSS before → after | {rss_before / 1024:,.1f} MiB → {rss_after / 1024:,.1f} MiB | |",
+        f"| RSS growth per idle session (greeting page bound) | {per_session:,.0f} bytes | ≤ 4,096 bytes |",
+        "",
+        "References: Phoenix LiveView starts around 40 KB per live view process; Blazor Server plans about 250 KB per circuit.",
+    ]
+    method = ("Release `mvvmr-demo`; after a 1 s warm-up, `wrk` sends `GET /api/pages/greeting` without credentials, so "
+              "every request creates a session bound to the greeting page; RSS (`VmRSS`) and `mvvmr_sessions_live` are "
+              "read before and after.")
+    return "memory", "Memory per session", method, table, per_session
+
+
+SECTIONS = {
+    "listener": section_listener,
+    "page-read": section_page_read,
+    "action": section_action,
+    "patch": section_patch,
+    "memory": section_memory,
+    "startup": section_startup,
+}
 
 
 def machine_description():
@@ -205,10 +444,12 @@ def update_markdown(key, title, method, table):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sections", nargs="*", choices=list(SECTIONS.keys()),
-                        help="sections to run (default: all)")
+    parser.add_argument("sections", nargs="*", help=f"sections to run (default: all): {', '.join(SECTIONS)}")
     parser.add_argument("--quick", action="store_true", help="short runs; check floors; do not write BENCHMARKS.md")
     arguments = parser.parse_args()
+    unknown = [name for name in arguments.sections if name not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
     subprocess.run([os.path.join(ROOT, "scripts/install-deps.sh"), "bench"], check=True)
     failures = []
     for key in arguments.sections or list(SECTIONS.keys()):
@@ -217,7 +458,7 @@ def main():
         log("\n".join(table))
         if arguments.quick:
             floor = FLOORS.get(key)
-            if floor is not None and ratio < floor:
+            if floor is not None and ratio is not None and ratio < floor:
                 failures.append(f"{key}: ratio {ratio:.2f} below floor {floor:.2f}")
         else:
             update_markdown(key, title, method, table)

@@ -79,7 +79,7 @@ public final class PageServer: Sendable {
             "mvvmr_action_duration_seconds", help: "Time to handle an action request.", labelNames: ["unit"],
             buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
         patchBytes = metrics.counter(
-            "mvvmr_patch_bytes_total", help: "Bytes of JSON Patch sent in action responses.", labelNames: ["unit"])
+            "mvvmr_patch_bytes_total", help: "Bytes of action responses that carried a JSON Patch.", labelNames: ["unit"])
         evictions = metrics.counter("mvvmr_session_evictions_total", help: "Sessions evicted to make room.")
         expirations = metrics.counter("mvvmr_session_expirations_total", help: "Sessions expired after their idle time.")
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }

@@ -28,7 +28,18 @@ public enum SessionIdentifier {
     /// - Returns: `true` for 24 URL-safe base64 characters.
     public static func isWellFormed(_ text: String) -> Bool {
         let bytes = text.utf8
-        return bytes.count == 24 && bytes.allSatisfy { alphabet.contains($0) }
+        guard bytes.count == 24 else { return false }
+        // Checked by ranges: this runs on every request that carries an id.
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                continue
+            default:
+                return false
+            }
+        }
+        return true
     }
 
     /// The id shortened for logs: the first 6 characters and an ellipsis (never the whole id).
