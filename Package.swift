@@ -46,6 +46,11 @@ let package = Package(
             path: "Benchmarks/Sources/microhttp-bench"
         ),
         .executableTarget(
+            name: "page-bench",
+            dependencies: ["DemoPages", "MVVMR", "MVVMRServer"],
+            path: "Benchmarks/Sources/page-bench"
+        ),
+        .executableTarget(
             name: "patch-bench",
             dependencies: ["JSONPatch"],
             path: "Benchmarks/Sources/patch-bench"

@@ -389,6 +389,96 @@ end
     return "memory", "Memory per session", method, table, per_session
 
 
+def section_fanout(quick):
+    """One change of a shared service pushed to many sessions, each with one SSE stream; then idle CPU."""
+    import resource
+    import selectors
+
+    count = 1_000 if quick else 10_000
+    idle_seconds = 5 if quick else 30
+    # Each process (this harness, the server) holds one descriptor per stream, plus a few.
+    needed = count + 1_000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise RuntimeError(f"the file limit's hard maximum ({hard}) is below the {needed} descriptors needed")
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))  # inherited by the server
+    binary = build_swift("page-bench")
+    port = free_port()
+    environment = {"PORT": port, "HOST": "127.0.0.1", "LOG_LEVEL": "error", "MAX_CONNECTIONS": count + 1_000,
+                   "MAX_SESSIONS": count + 1_000, "DATA_DIR": os.path.join(ROOT, "Data")}
+    command = ["env", *[f"{key}={value}" for key, value in environment.items()], binary]
+    with Server(command, port) as server:
+        import http.client
+        import json as json_module
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+        def create(unit):
+            connection.request("POST", "/api/sessions", body=json_module.dumps({"unit": unit}))
+            return json_module.loads(connection.getresponse().read())["session"]
+
+        sessions = [create("broadcast") for _ in range(count)]
+        publisher = create("publisher")
+        selector = selectors.DefaultSelector()
+        received = {}
+        for session in sessions:
+            stream = socket.create_connection(("127.0.0.1", port))
+            stream.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Session-ID: {session}\r\n\r\n".encode())
+            stream.setblocking(False)
+            selector.register(stream, selectors.EVENT_READ)
+            received[stream] = b""
+
+        def read_until(marker, timeout):
+            waiting = {stream for stream, data in received.items() if marker not in data}
+            deadline = time.perf_counter() + timeout
+            while waiting and time.perf_counter() < deadline:
+                for key, _ in selector.select(timeout=0.5):
+                    try:
+                        chunk = key.fileobj.recv(65536)
+                    except BlockingIOError:
+                        continue
+                    received[key.fileobj] += chunk
+                    if marker in received[key.fileobj]:
+                        waiting.discard(key.fileobj)
+            return len(waiting)
+
+        missing = read_until(b"retry: 2000", 120)
+        if missing:
+            raise RuntimeError(f"{missing} streams did not open")
+        started = time.perf_counter()
+        connection.request("POST", "/api/pages/publisher/actions", body=json_module.dumps({"action": "publish", "value": "go"}),
+                           headers={"X-Session-ID": publisher})
+        connection.getresponse().read()
+        missing = read_until(b'"value":"go"', 60)
+        delivered_ms = (time.perf_counter() - started) * 1000
+        if missing:
+            raise RuntimeError(f"{missing} streams did not receive the change")
+
+        def cpu_seconds():
+            with open(f"/proc/{server.process.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        cpu_before = cpu_seconds()
+        time.sleep(idle_seconds)
+        idle_percent = (cpu_seconds() - cpu_before) / idle_seconds * 100
+        for stream in received:
+            stream.close()
+    table = [
+        "| figure | measured | target |",
+        "|---|---:|---:|",
+        f"| sessions, one SSE stream each | {count:,} | 10,000 |",
+        f"| one change of the shared service → every stream has it | {delivered_ms:,.0f} ms | ≤ 1,000 ms |",
+        f"| server CPU while the streams idle ({idle_seconds} s, heartbeat every 15 s) | {idle_percent:.2f} % of one core | < 2 % |",
+    ]
+    method = ("`Benchmarks/Sources/page-bench`: the demo's units plus `broadcast`, whose ViewModel waits (`scheduler.perform`) "
+              "for the next message of a shared `Broadcaster` service, and `publisher`, whose `publish` action wakes every "
+              "waiter. The harness opens the sessions and their streams over loopback (file limit raised), posts one "
+              "`publish`, and times until every stream has read the resulting `patch` event; then it reads the server's "
+              "CPU time from /proc while the streams idle.")
+    return "fanout", "Push fan-out", method, table, None
+
+
 SECTIONS = {
     "listener": section_listener,
     "page-read": section_page_read,
@@ -396,6 +486,7 @@ SECTIONS = {
     "patch": section_patch,
     "memory": section_memory,
     "startup": section_startup,
+    "fanout": section_fanout,
 }
 
 
