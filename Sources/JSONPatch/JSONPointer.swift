@@ -127,8 +127,18 @@ extension JSONPointer: CustomStringConvertible {
         for token in tokens {
             result.append("/")
             if token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
-                // Order matters: escape '~' first so the '~' introduced for '/' is not re-escaped.
-                result.append(token.replacing("~", with: "~0").replacing("/", with: "~1"))
+                // Escaped byte by byte, not by `Character`: a '/' followed by a combining mark is one
+                // grapheme cluster, which a character-level replacement would not see as '/'.
+                var escaped: [UInt8] = []
+                escaped.reserveCapacity(token.utf8.count + 2)
+                for byte in token.utf8 {
+                    switch byte {
+                    case UInt8(ascii: "~"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "0")])
+                    case UInt8(ascii: "/"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "1")])
+                    default: escaped.append(byte)
+                    }
+                }
+                result.append(String(decoding: escaped, as: UTF8.self))
             } else {
                 result.append(token)
             }

@@ -83,4 +83,12 @@ struct JSONPointerTests {
         #expect(!a.isProperPrefix(of: try JSONPointer("/ab")))
         #expect(JSONPointer.root.isProperPrefix(of: a))
     }
+
+    /// Found by the fuzzer: a '/' followed by a combining mark is one grapheme cluster, and escaping by
+    /// `Character` left it unescaped, so the text form named another pointer.
+    @Test func slashFollowedByACombiningMarkIsEscaped() throws {
+        let pointer = JSONPointer(tokens: ["a/\u{073A}b", "~\u{0301}"])
+        #expect(pointer.description == "/a~1\u{073A}b/~0\u{0301}")
+        #expect(try JSONPointer(pointer.description) == pointer)
+    }
 }
