@@ -137,6 +137,18 @@ extension PageServer {
         return HTTPHeader(name: "Set-Cookie", value: "\(Self.cookieName)=\(identifier); Path=/; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
     }
 
+    /// Route parameters given in a body (`"parameters": {"id": "7"}`): absent, or an object of strings.
+    private func routeParameters(_ value: JSONValue?) throws(ProtocolError) -> [String: String] {
+        guard let value, !value.isNull else { return [:] }
+        guard case .object(let object) = value else { throw .invalidRequest("'parameters' must be an object of strings.") }
+        var parameters: [String: String] = [:]
+        for (key, item) in object {
+            guard case .string(let text) = item else { throw .invalidRequest("'parameters' must be an object of strings.") }
+            parameters[key] = text
+        }
+        return parameters
+    }
+
     private func queryParameters(_ request: HTTPRequest) -> [String: String] {
         var parameters: [String: String] = [:]
         for item in request.query where parameters[item.name] == nil { parameters[item.name] = item.value ?? "" }
@@ -193,22 +205,15 @@ extension PageServer {
             guard let found = registry.unit(named: unitName) else { throw .unknownUnit(unitName) }
             unit = found
         }
-        var parameters: [String: String] = [:]
-        if let given = options["parameters"] {
-            guard case .object(let object) = given else { throw .invalidRequest("'parameters' must be an object of strings.") }
-            for (key, value) in object {
-                guard case .string(let text) = value else { throw .invalidRequest("'parameters' must be an object of strings.") }
-                parameters[key] = text
-            }
-        }
+        let parameters = try routeParameters(options["parameters"])
         let (session, started) = try openSession(at: unit, parameters: parameters, request: request)
         let page = try topSnapshot(of: session, after: started)
-        let body2: JSONValue = [
+        let created: JSONValue = [
             "session": .string(session.identifier),
             "navigation": ProtocolEncoding.navigationState(started.state),
             "page": ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
         ]
-        return json(body2, status: 201, headers: [sessionCookie(session.identifier, for: request)])
+        return json(created, status: 201, headers: [sessionCookie(session.identifier, for: request)])
     }
 
     private func sessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
@@ -335,14 +340,7 @@ extension PageServer {
         case "open":
             guard case .string(let unit)? = fields["unit"] else { throw .invalidRequest("'open' needs a 'unit' (a string).") }
             guard registry.unit(named: unit) != nil else { throw .unknownUnit(unit) }
-            var parameters: [String: String] = [:]
-            if case .object(let given)? = fields["parameters"] {
-                for (key, value) in given {
-                    guard case .string(let text) = value else { throw .invalidRequest("'parameters' must be an object of strings.") }
-                    parameters[key] = text
-                }
-            }
-            navigation = .open(unit, parameters: parameters)
+            navigation = .open(unit, parameters: try routeParameters(fields["parameters"]))
         default:
             throw .invalidRequest("'type' must be 'back' or 'open'.")
         }

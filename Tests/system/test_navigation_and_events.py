@@ -71,7 +71,8 @@ def test_client_navigation_back_and_open(shared_server):
     nothing = server.request("POST", "/api/navigation", body={"type": "back"}, session=session).json()
     assert nothing["navigation"] is None
     for body, code in [({"type": "sideways"}, "invalid_request"), ({"type": "open"}, "invalid_request"),
-                       ({"type": "open", "unit": "nope"}, "unknown_unit")]:
+                       ({"type": "open", "unit": "nope"}, "unknown_unit"),
+                       ({"type": "open", "unit": "greeting", "parameters": 3}, "invalid_request")]:
         response = server.request("POST", "/api/navigation", body=body, session=session)
         assert response.json()["error"]["code"] == code
 
