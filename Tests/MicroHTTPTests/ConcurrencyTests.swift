@@ -691,6 +691,73 @@ private final class TerminationLog: Sendable {
         }
     }
 
+    /// Stopping a server must not touch descriptors it no longer owns: servers started and stopped over and over
+    /// (under load, so their workers are busy when the listening socket is handed back) while a long-lived
+    /// server and its clients open and close sockets as fast as they can. A descriptor number freed too early
+    /// is reused at once by those sockets; the library then aborts the process or loses a connection.
+    @Test func stoppingServersOverAndOverNeverDisturbsAnotherServer() async throws {
+        let router = {
+            var router = HTTPRouter()
+            router.get("/ping") { _ in .text("pong") }
+            return router
+        }()
+        try await withServer(router: router) { steady in
+            let steadyPort = steady.port
+            let churnRounds = 25
+            let outcomes = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        await blocking { () -> [String] in
+                            var wrong: [String] = []
+                            let deadline = Deadline(.seconds(20))
+                            var finished = 0
+                            while !deadline.hasPassed && finished < 400 {
+                                do {
+                                    let response = try RawHTTP.request(port: steadyPort, "GET", "/ping", timeout: .seconds(5))
+                                    if response.status != 200 || response.text != "pong" { wrong.append("\(response.status)") }
+                                } catch {
+                                    wrong.append("\(error)")
+                                }
+                                finished += 1
+                            }
+                            return wrong
+                        }
+                    }
+                }
+                group.addTask {
+                    var wrong: [String] = []
+                    for _ in 0..<churnRounds {
+                        var configuration = HTTPServerConfiguration()
+                        configuration.port = 0
+                        configuration.threadCount = 2
+                        let churned = HTTPServer(configuration: configuration, router: router)
+                        try churned.start()
+                        let port = churned.port
+                        let first = try await blocking { try RawHTTP.request(port: port, "GET", "/ping", timeout: .seconds(5)) }
+                        if first.status != 200 { wrong.append("a churned server answered \(first.status)") }
+                        let load = Task {
+                            await blocking {
+                                for _ in 0..<40 {
+                                    // Refused or closed once the stop begins: that ends this client.
+                                    guard (try? RawHTTP.request(port: port, "GET", "/ping", timeout: .seconds(5))) != nil else { break }
+                                }
+                            }
+                        }
+                        try await Task.sleep(for: .milliseconds(5))
+                        await blocking { churned.stop(gracePeriod: .milliseconds(200)) }
+                        _ = await load.value
+                    }
+                    return wrong
+                }
+                var all: [String] = []
+                for try await result in group { all += result }
+                return all
+            }
+            #expect(outcomes.isEmpty, "\(outcomes.prefix(5))")
+            #expect(await eventually { steady.activeRequestCount == 0 })
+        }
+    }
+
     @Test func stopWhileRequestsKeepArrivingAnswersOrRefusesEveryOne() async throws {
         var router = HTTPRouter()
         router.add("GET", "/work", .asynchronous { _ in

@@ -97,6 +97,8 @@ final class RawConnection: @unchecked Sendable {
         let isIPv6 = host.contains(":")
         let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ClientError.socket("socket", errno) }
+        // From here on the descriptor is this object's: a throw below still runs `deinit`, which closes it, so
+        // the error paths close through `close()` (which forgets the number) and never twice.
         descriptor = fd
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
@@ -123,20 +125,20 @@ final class RawConnection: @unchecked Sendable {
         if result != 0 {
             let code = errno
             guard code == EINPROGRESS else {
-                Glibc.close(fd)
+                close()
                 throw ClientError.connectFailed(code)
             }
             var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             let ready = poll(&entry, 1, Deadline(timeout).remainingMilliseconds)
             guard ready == 1 else {
-                Glibc.close(fd)
+                close()
                 throw ClientError.timedOut("connect")
             }
             var socketError: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &socketError, &length)
             if socketError != 0 {
-                Glibc.close(fd)
+                close()
                 throw ClientError.connectFailed(socketError)
             }
         }
