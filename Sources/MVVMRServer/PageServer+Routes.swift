@@ -125,6 +125,14 @@ extension PageServer {
         }
     }
 
+    /// The headers of every JSON answer about a session, made once and shared (copy-on-write).
+    static let jsonNoStore: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
+
+    /// The encoded `actions` of a unit's snapshots, made once per unit when the server starts.
+    private func encodedActions(of unit: UnitCase) -> [UInt8] {
+        encodedActionsByUnit[unit.name] ?? ProtocolEncoding.actions(unit.actions).jsonBytes
+    }
+
     private func json(_ value: JSONValue, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
         var response = HTTPResponse.json(value.jsonBytes, status: status)
         response.headers["Cache-Control"] = "no-store"
@@ -253,16 +261,14 @@ extension PageServer {
                 headers: [sessionCookie(session.identifier, for: request)])
         }
         let session = try session(for: request)
-        // The seq is read before the page: a client resuming from it may see an event twice (harmless,
-        // revs tell), never miss one.
-        let sequence = session.pages.sequence
-        let snapshot: PageSnapshot
+        let read: PageRead
         do throws(PageError) {
-            snapshot = try session.pages.snapshot(of: name, parameters: parameters)
+            read = try session.pages.read(name, parameters: parameters)
         } catch {
             throw ProtocolError(error)
         }
-        return json(ProtocolEncoding.snapshot(snapshot, session: session.identifier, sequence: sequence, navigation: session.pages.navigation))
+        let body = ProtocolEncoding.snapshotBody(read, session: session.identifier, encodedActions: encodedActions(of: unit))
+        return HTTPResponse(status: 200, headers: Self.jsonNoStore, body: .bytes(body))
     }
 
     private func actionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {

@@ -33,6 +33,8 @@ public final class PageServer: Sendable {
     let newSessionLimiter: NewSessionRateLimiter
     let staticFiles: StaticFiles
     let unitsBody: [UInt8]
+    /// Each unit's `actions` as JSON, by unit name: every page read embeds them.
+    let encodedActionsByUnit: [String: [UInt8]]
     let openAPIBody: [UInt8]
     private let http = Locked<HTTPServer?>(nil)
     private let sweeper = Locked<Task<Void, Never>?>(nil)
@@ -69,6 +71,8 @@ public final class PageServer: Sendable {
         newSessionLimiter = NewSessionRateLimiter(limitPerMinute: configuration.newSessionsPerIPPerMinute)
         staticFiles = StaticFiles(directory: configuration.publicDirectory)
         unitsBody = Self.unitsDocument(registry).jsonBytes
+        encodedActionsByUnit = Dictionary(
+            registry.units.map { ($0.name, ProtocolEncoding.actions($0.actions).jsonBytes) }, uniquingKeysWith: { first, _ in first })
         openAPIBody = OpenAPIDocument.make(registry: registry).jsonBytes
 
         requestCounter = metrics.counter(

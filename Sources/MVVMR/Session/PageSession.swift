@@ -81,6 +81,19 @@ public final class PageSession: Sendable {
         try core.withLock { core throws(PageError) in try core.snapshot(of: unit, parameters: parameters) }
     }
 
+    /// The page of `unit` as ``snapshot(of:parameters:)`` gives it, with the session's latest event number
+    /// and navigation stack read under the same lock: the page shows every event up to `sequence`.
+    /// - Parameters:
+    ///   - unit: the unit's name.
+    ///   - parameters: route parameters for a page bound now.
+    /// - Throws: `unknown_unit`, or a binding error.
+    public func read(_ unit: String, parameters: [String: String] = [:]) throws(PageError) -> PageRead {
+        try core.withLock { core throws(PageError) in
+            let snapshot = try core.snapshot(of: unit, parameters: parameters)
+            return PageRead(snapshot: snapshot, sequence: core.sequence, navigation: core.navigationState)
+        }
+    }
+
     /// Delivers one action to a live page and returns what it changed.
     /// - Parameters:
     ///   - action: the action's name (`part.action` for a part's).

@@ -46,6 +46,12 @@ public final class Histogram: Sendable {
         var bucketCounts: [UInt64]
         var sum: Double = 0
         var count: UInt64 = 0
+
+        mutating func record(_ value: Double, inBucket bucketIndex: Int) {
+            if bucketIndex < bucketCounts.count { bucketCounts[bucketIndex] += 1 }
+            sum += value
+            count += 1
+        }
     }
 
     /// The metric's name.
@@ -73,11 +79,10 @@ public final class Histogram: Sendable {
         let bucketCount = bucketBounds.count
         let bucketIndex = bucketBounds.firstIndex { value <= $0 } ?? bucketCount
         series.withLock { all in
-            var entry = all[labels] ?? Series(bucketCounts: [UInt64](repeating: 0, count: bucketCount))
-            if bucketIndex < bucketCount { entry.bucketCounts[bucketIndex] += 1 }
-            entry.sum += value
-            entry.count += 1
-            all[labels] = entry
+            // Mutated in place: a copy taken out and written back would share its bucket array with the
+            // dictionary's and copy it on every observation.
+            all[labels, default: Series(bucketCounts: [UInt64](repeating: 0, count: bucketCount))]
+                .record(value, inBucket: bucketIndex)
         }
     }
 

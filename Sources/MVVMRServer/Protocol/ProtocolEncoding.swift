@@ -24,6 +24,38 @@ enum ProtocolEncoding {
         ]
     }
 
+    /// The body of a page read, written straight to bytes: the same text as `snapshot(…).jsonBytes` (a test
+    /// holds them equal) without building the JSON tree first, since every page read pays for it.
+    /// - Parameters:
+    ///   - read: the page with the session's seq and navigation.
+    ///   - session: the session id.
+    ///   - encodedActions: `actions(read.snapshot.actions).jsonBytes`, which the server keeps per unit.
+    static func snapshotBody(_ read: PageRead, session: String, encodedActions: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(192 + encodedActions.count)
+        bytes.append(contentsOf: #"{"session":"#.utf8)
+        JSONValue.string(session).encode(into: &bytes)
+        bytes.append(contentsOf: #","unit":"#.utf8)
+        JSONValue.string(read.snapshot.unit).encode(into: &bytes)
+        bytes.append(contentsOf: #","rev":"#.utf8)
+        JSONValue.int(read.snapshot.rev).encode(into: &bytes)
+        bytes.append(contentsOf: #","seq":"#.utf8)
+        JSONValue.int(read.sequence).encode(into: &bytes)
+        bytes.append(contentsOf: #","view":"#.utf8)
+        read.snapshot.view.encode(into: &bytes)
+        bytes.append(contentsOf: #","actions":"#.utf8)
+        bytes.append(contentsOf: encodedActions)
+        bytes.append(contentsOf: #","navigation":{"stack":["#.utf8)
+        for (index, unit) in read.navigation.stack.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.string(unit).encode(into: &bytes)
+        }
+        bytes.append(contentsOf: #"],"presented":"#.utf8)
+        (read.navigation.presented.map { JSONValue.string($0) } ?? .null).encode(into: &bytes)
+        bytes.append(contentsOf: "}}".utf8)
+        return bytes
+    }
+
     /// A navigation: `{"type","unit","stack","presented","page"}`.
     static func navigation(_ navigation: Navigation) -> JSONValue {
         [

@@ -1,0 +1,20 @@
+/// A page read together with where the session stands: what `GET /api/pages/{unit}` answers.
+public struct PageRead: Sendable, Hashable {
+    /// The page.
+    public let snapshot: PageSnapshot
+    /// The session's latest event number when the page was read: the page reflects every event up to it.
+    public let sequence: Int
+    /// The session's navigation stack at that moment.
+    public let navigation: NavigationState
+
+    /// A page read.
+    /// - Parameters:
+    ///   - snapshot: the page.
+    ///   - sequence: the session's latest event number.
+    ///   - navigation: the navigation stack.
+    public init(snapshot: PageSnapshot, sequence: Int, navigation: NavigationState) {
+        self.snapshot = snapshot
+        self.sequence = sequence
+        self.navigation = navigation
+    }
+}

@@ -1,0 +1,37 @@
+import JSONPatch
+import MVVMR
+import Testing
+
+@testable import MVVMRServer
+
+@Suite struct ProtocolEncodingTests {
+    private static let actions = [
+        ActionDescriptor(name: "increment", valueType: .int), ActionDescriptor(name: "reset", valueType: .none),
+    ]
+
+    /// Page reads write their body straight to bytes; it must be the very text the JSON tree gives.
+    @Test(arguments: [
+        PageRead(
+            snapshot: PageSnapshot(unit: "greeting", rev: 0, view: ["greeting": "Say hello to who?"], actions: []),
+            sequence: 1, navigation: NavigationState(stack: ["greeting"], presented: nil)),
+        PageRead(
+            snapshot: PageSnapshot(
+                unit: "counters \"quoted\"\n", rev: 12_345,
+                view: ["rows": [["id": 1, "title": "Row 1", "count": -3], ["id": 2.5, "title": "é\u{1}", "count": nil]], "ok": true],
+                actions: actions),
+            sequence: 987_654_321, navigation: NavigationState(stack: ["home", "counters", "settings"], presented: "settings")),
+        PageRead(
+            snapshot: PageSnapshot(unit: "empty", rev: 3, view: [:], actions: actions),
+            sequence: 0, navigation: NavigationState(stack: [], presented: nil)),
+    ])
+    func pageReadBodyMatchesTheEncodedSnapshot(read: PageRead) throws {
+        let session = "s_0123456789abcdef\\\""
+        let expected = ProtocolEncoding.snapshot(
+            read.snapshot, session: session, sequence: read.sequence, navigation: read.navigation
+        ).jsonBytes
+        let written = ProtocolEncoding.snapshotBody(
+            read, session: session, encodedActions: ProtocolEncoding.actions(read.snapshot.actions).jsonBytes)
+        #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        #expect(try JSONValue(parsing: written) == JSONValue(parsing: expected))
+    }
+}
