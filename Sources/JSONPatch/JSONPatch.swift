@@ -36,7 +36,26 @@ public struct JSONPatch: Hashable, Sendable {
 
     /// The RFC 6902 JSON form: an array of operation objects.
     public var json: JSONValue {
-        .array(operations.map(\.json))
+        .array(operations.map { $0.json })
+    }
+
+    /// Appends the compact text of ``json`` to `buffer` without building the JSON tree first.
+    /// - Parameter buffer: the buffer to append UTF-8 bytes to.
+    public func encode(into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "["))
+        for (index, operation) in operations.enumerated() {
+            if index > 0 { buffer.append(UInt8(ascii: ",")) }
+            operation.encode(into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "]"))
+    }
+
+    /// The compact JSON text of the patch as UTF-8 bytes.
+    public var jsonBytes: [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(32 + 64 * operations.count)
+        encode(into: &buffer)
+        return buffer
     }
 }
 

@@ -53,6 +53,30 @@ public enum PatchOperation: Hashable, Sendable {
         return .object(object)
     }
 
+    /// Appends the compact text of ``json`` to `buffer` without building the JSON tree first (same members,
+    /// same order, same bytes).
+    /// - Parameter buffer: the buffer to append UTF-8 bytes to.
+    public func encode(into buffer: inout [UInt8]) {
+        buffer.append(contentsOf: #"{"op":""#.utf8)
+        buffer.append(contentsOf: name.utf8)
+        switch self {
+        case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
+            buffer.append(contentsOf: #"","path":"#.utf8)
+            JSONValue.encodeString(path.description, into: &buffer)
+            buffer.append(contentsOf: #","value":"#.utf8)
+            value.encode(into: &buffer)
+        case .remove(let path):
+            buffer.append(contentsOf: #"","path":"#.utf8)
+            JSONValue.encodeString(path.description, into: &buffer)
+        case .move(let from, let path), .copy(let from, let path):
+            buffer.append(contentsOf: #"","from":"#.utf8)
+            JSONValue.encodeString(from.description, into: &buffer)
+            buffer.append(contentsOf: #","path":"#.utf8)
+            JSONValue.encodeString(path.description, into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+    }
+
     /// Reads one operation from its RFC 6902 JSON form.
     ///
     /// Members other than `op`, `path`, `from` and `value` are ignored, as RFC 6902 §4 requires.

@@ -21,11 +21,13 @@
 public final class Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `state` is only touched inside `withLock`, which holds the lock,
     // and `sending` keeps non-Sendable state from escaping its region.
+    // Visible to inlined code: `withLock` is specialized in its callers, so a lock call costs the lock
+    // itself and not a run-time lookup of `Mutex<State>`'s generic metadata.
     #if MVVMR_PTHREAD_LOCK
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-        private var state: State
+        @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        @usableFromInline var state: State
     #else
-        private let mutex: Mutex<State>
+        @usableFromInline let mutex: Mutex<State>
     #endif
 
     /// Creates a lock guarding `initialState`.
@@ -56,13 +58,6 @@ public final class Locked<State>: @unchecked Sendable {
     /// - Returns: what `body` returned.
     @inlinable
     public func withLock<Result, Failure: Error>(
-        _ body: (inout sending State) throws(Failure) -> sending Result
-    ) throws(Failure) -> sending Result {
-        try _withLock(body)
-    }
-
-    @usableFromInline
-    func _withLock<Result, Failure: Error>(
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
         #if MVVMR_PTHREAD_LOCK

@@ -292,7 +292,7 @@ extension PageServer {
         let perform = { () throws(ProtocolError) -> ActionOutcome in
             do throws(PageError) {
                 let result = try session.pages.perform(action, value: value, on: unit, clientRevision: clientRevision)
-                let bytes = ProtocolEncoding.actionResult(result).jsonBytes
+                let bytes = ProtocolEncoding.actionResultBody(result)
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
                 if result.patch != nil { self.patchBytes.increment([unit], by: Double(bytes.count)) }

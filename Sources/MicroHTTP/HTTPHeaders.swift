@@ -74,10 +74,33 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         let leftBytes = left.utf8
         let rightBytes = right.utf8
         guard leftBytes.count == rightBytes.count else { return false }
-        for (a, b) in zip(leftBytes, rightBytes) where a != b {
-            let lowerA = (a >= 65 && a <= 90) ? a + 32 : a
-            let lowerB = (b >= 65 && b <= 90) ? b + 32 : b
-            if lowerA != lowerB { return false }
+        // Header names are native strings with contiguous UTF-8: compare the bytes directly (a zip of the
+        // two views costs several times more, and every header lookup pays it for each field).
+        let compared = leftBytes.withContiguousStorageIfAvailable { leftBuffer in
+            rightBytes.withContiguousStorageIfAvailable { rightBuffer in
+                Self.bytesEqualIgnoringASCIICase(leftBuffer, rightBuffer)
+            }
+        }
+        if let compared, let result = compared { return result }
+        return Self.bytesEqualIgnoringASCIICase(Array(leftBytes), Array(rightBytes))
+    }
+
+    private static func bytesEqualIgnoringASCIICase<Bytes: RandomAccessCollection<UInt8>>(
+        _ left: Bytes, _ right: Bytes
+    ) -> Bool where Bytes.Index == Int {
+        guard left.count == right.count else { return false }
+        var leftIndex = left.startIndex
+        var rightIndex = right.startIndex
+        while leftIndex < left.endIndex {
+            let a = left[leftIndex]
+            let b = right[rightIndex]
+            if a != b {
+                let lowerA = (a >= 65 && a <= 90) ? a &+ 32 : a
+                let lowerB = (b >= 65 && b <= 90) ? b &+ 32 : b
+                if lowerA != lowerB { return false }
+            }
+            leftIndex += 1
+            rightIndex += 1
         }
         return true
     }

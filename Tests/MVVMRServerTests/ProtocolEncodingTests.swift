@@ -1,5 +1,5 @@
 import JSONPatch
-import MVVMR
+@testable import MVVMR
 import Testing
 
 @testable import MVVMRServer
@@ -33,5 +33,26 @@ import Testing
             read, session: session, encodedActions: ProtocolEncoding.actions(read.snapshot.actions).jsonBytes)
         #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
         #expect(try JSONValue(parsing: written) == JSONValue(parsing: expected))
+    }
+
+    /// Action responses and patch frames are written straight to bytes too; the same text as the tree's.
+    @Test func actionBodiesAndPatchFramesMatchTheEncodedTrees() throws {
+        let patch = JSONPatch([
+            .replace(path: JSONPointer(tokens: ["rows", "3", "count"]), value: 4),
+            .add(path: JSONPointer(tokens: ["rows", "-"]), value: ["id": 11, "title": "Row \"11\"", "count": 0]),
+            .move(from: JSONPointer(tokens: ["rows", "0"]), path: JSONPointer(tokens: ["rows", "5"])),
+            .remove(path: JSONPointer(tokens: ["a/b", "~c"])),
+        ])
+        for operations in [[], Array(patch.operations.prefix(1)), patch.operations] {
+            let result = ActionResult(
+                unit: "counters", rev: 7, sequence: 42, patch: JSONPatch(operations), snapshot: nil,
+                navigation: nil, navigationFailure: nil, events: [])
+            #expect(
+                String(decoding: ProtocolEncoding.actionResultBody(result), as: UTF8.self)
+                    == String(decoding: ProtocolEncoding.actionResult(result).jsonBytes, as: UTF8.self))
+            let event = SessionEvent(sequence: 42, kind: .patch(PagePatch(unit: "counters", rev: 7, patch: JSONPatch(operations))))
+            let framed = ProtocolEncoding.frame(name: "patch", sequence: 42, data: ProtocolEncoding.patchEvent(PagePatch(unit: "counters", rev: 7, patch: JSONPatch(operations))))
+            #expect(String(decoding: ProtocolEncoding.frame(event), as: UTF8.self) == String(decoding: framed, as: UTF8.self))
+        }
     }
 }

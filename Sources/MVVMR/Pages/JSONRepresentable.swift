@@ -50,7 +50,7 @@ extension Optional: JSONRepresentable where Wrapped: JSONRepresentable {
 
 extension Array: JSONRepresentable where Element: JSONRepresentable {
     /// A JSON array of the elements.
-    public var jsonValue: JSONValue { .array(map(\.jsonValue)) }
+    public var jsonValue: JSONValue { .array(map { $0.jsonValue }) }  // a closure, not a key path: no run-time projection
 }
 
 extension Dictionary: JSONRepresentable where Key == String, Value: JSONRepresentable {

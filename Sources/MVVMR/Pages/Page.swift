@@ -44,6 +44,36 @@ public struct Page {
         bind(driver, at: path, identifiedBy: identityKey) { $0.jsonValue }
     }
 
+    /// Writes the driver's current array at `path` now and each change after, writing only the elements
+    /// that changed when few did.
+    ///
+    /// Elements are compared with the array written before: when a handful changed in place and each
+    /// kept its identity (its `id` member, or `identifiedBy`), only those elements are converted to JSON
+    /// and written, so a one-row change in a long list costs one row, not the list. Any other change
+    /// (rows added, removed, moved, or many changed) writes the whole array, which is then diffed by
+    /// identity as usual.
+    /// - Parameters:
+    ///   - driver: the Output to show.
+    ///   - path: where in the document, relative to this page (or part).
+    ///   - identityKey: for an array of objects, the key that identifies an element, if not `id`.
+    @inlinable
+    public func bind<Element: JSONRepresentable & Equatable>(
+        _ driver: Driver<[Element]>, at path: PagePath, identifiedBy identityKey: String? = nil
+    ) {
+        guard let pointer = resolve(path) else { return }
+        if let identityKey { document.setIdentityKey(identityKey, forArrayAt: pointer) }
+        let document = self.document
+        let key = identityKey ?? "id"
+        var written: [Element]?
+        driver.subscribe { elements in
+            defer { written = elements }
+            if let written, document.writeChangedElements(of: written, to: elements, at: pointer, identityKey: key) {
+                return
+            }
+            document.write(elements.jsonValue, at: pointer)
+        }.disposed(by: subscriptions)
+    }
+
     /// Writes `transform` of the driver's current value at `path` now and of each change after.
     /// - Parameters:
     ///   - driver: the Output to show.

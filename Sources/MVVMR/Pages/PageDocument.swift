@@ -61,6 +61,9 @@ final class PageDocument {
             }
             return
         }
+        // An Output re-emitting the value already shown (a label, a flag) changes nothing: no copy of the
+        // document, no path to diff.
+        if value.isScalar, let current = view[pointer], current == value { return }
         if baseline == nil {
             baseline = view
             turn.markChanged(self)
@@ -70,6 +73,36 @@ final class PageDocument {
         guard let depth = view.write(value, at: pointer.tokens[...]) else { return }
         let changed = depth == pointer.tokens.count ? pointer : JSONPointer(tokens: Array(pointer.tokens.prefix(depth)))
         writtenPaths.append(changed)
+    }
+
+    /// Writes the elements of `elements` that differ from `written` (what the same binding wrote last), each
+    /// at its index below `pointer`, when that is a small in-place change: same count, at most an eighth
+    /// of the elements changed (at least one may), each changed element keeping its identity member
+    /// `identityKey`, and the document still holding an array of that count there. Returns false, having
+    /// written nothing, when the whole array must be written instead.
+    @usableFromInline
+    func writeChangedElements<Element: JSONRepresentable & Equatable>(
+        of written: [Element], to elements: [Element], at pointer: JSONPointer, identityKey: String
+    ) -> Bool {
+        guard isRecording, written.count == elements.count else { return false }
+        let limit = max(1, elements.count / 8)
+        var changed: [(index: Int, value: JSONValue)] = []
+        do {
+            // `current` shares the document's array; it goes out of scope before the writes below.
+            guard case .array(let current)? = view[pointer], current.count == elements.count else { return false }
+            for index in elements.indices where elements[index] != written[index] {
+                guard changed.count < limit else { return false }
+                let value = elements[index].jsonValue
+                if case .object(let newObject) = value, case .object(let oldObject) = current[index],
+                    newObject[identityKey] != oldObject[identityKey]
+                {
+                    return false
+                }
+                changed.append((index, value))
+            }
+        }
+        for (index, value) in changed { write(value, at: pointer.appending(index)) }
+        return true
     }
 
     /// Turns this turn's writes into one patch and one new revision; nil when nothing changed.

@@ -1,9 +1,20 @@
-/// The last events of one session, already framed for Server-Sent Events, kept for `Last-Event-ID`
-/// replay. A ring buffer: appending never allocates once it is full.
+import MVVMR
+
+/// The last events of one session, kept for `Last-Event-ID` replay. A ring buffer: appending never
+/// allocates once it is full.
+///
+/// An event is framed for Server-Sent Events only when a stream needs it: the log keeps the frame when a
+/// stream was open to take it, and the event itself otherwise (framed on replay). A session nobody
+/// streams, the common case for a client that only POSTs, never encodes a frame.
 struct EventLog {
+    enum Payload {
+        case event(SessionEvent)
+        case frame([UInt8])
+    }
+
     struct Entry {
         let sequence: Int
-        let frame: [UInt8]
+        let payload: Payload
     }
 
     let capacity: Int
@@ -19,11 +30,21 @@ struct EventLog {
         entries.isEmpty ? nil : entries[(start + entries.count - 1) % entries.count].sequence
     }
 
+    /// Logs an event not yet framed.
+    mutating func append(_ event: SessionEvent) {
+        append(Entry(sequence: event.sequence, payload: .event(event)))
+    }
+
+    /// Logs an event's frame.
     mutating func append(sequence: Int, frame: [UInt8]) {
+        append(Entry(sequence: sequence, payload: .frame(frame)))
+    }
+
+    private mutating func append(_ entry: Entry) {
         if entries.count < capacity {
-            entries.append(Entry(sequence: sequence, frame: frame))
+            entries.append(entry)
         } else {
-            entries[start] = Entry(sequence: sequence, frame: frame)
+            entries[start] = entry
             start = (start + 1) % capacity
         }
     }
@@ -37,7 +58,11 @@ struct EventLog {
         var frames: [[UInt8]] = []
         for offset in 0..<entries.count {
             let entry = entries[(start + offset) % entries.count]
-            if entry.sequence > sequence { frames.append(entry.frame) }
+            guard entry.sequence > sequence else { continue }
+            switch entry.payload {
+            case .frame(let frame): frames.append(frame)
+            case .event(let event): frames.append(ProtocolEncoding.frame(event))
+            }
         }
         return frames
     }

@@ -27,12 +27,16 @@ final class ServerSession: Sendable {
         let streamState = Locked(StreamState(log: EventLog(capacity: eventLogSize)))
         self.streamState = streamState
         pages = PageSession(registry: registry, services: services) { event in
-            // Runs inside the page session's lock, in sequence order.
-            let frame = ProtocolEncoding.frame(event)
+            // Runs inside the page session's lock, in sequence order. Framed only when a stream takes it.
             streamState.withLock { state in
                 state.lastSequence = event.sequence
-                state.log.append(sequence: event.sequence, frame: frame)
-                for stream in state.streams.values { stream.send(bytes: frame) }
+                if state.streams.isEmpty {
+                    state.log.append(event)
+                } else {
+                    let frame = ProtocolEncoding.frame(event)
+                    state.log.append(sequence: event.sequence, frame: frame)
+                    for stream in state.streams.values { stream.send(bytes: frame) }
+                }
             }
         }
     }
