@@ -67,8 +67,21 @@ public struct Page {
         var written: [Element]?
         driver.subscribe { elements in
             defer { written = elements }
-            if let written, document.writeChangedElements(of: written, to: elements, at: pointer, identityKey: key) {
-                return
+            if let written, written.count == elements.count {
+                // Compared here, where the element type is known, so the loop is specialized.
+                let limit = max(1, elements.count / 8)
+                var changes: [PageDocument.ElementChange] = []
+                var isSmall = true
+                for index in elements.indices where elements[index] != written[index] {
+                    guard changes.count < limit else {
+                        isSmall = false
+                        break
+                    }
+                    changes.append(PageDocument.ElementChange(index: index, value: elements[index].jsonValue))
+                }
+                if isSmall, document.writeElements(changes, at: pointer, count: elements.count, identityKey: key) {
+                    return
+                }
             }
             document.write(elements.jsonValue, at: pointer)
         }.disposed(by: subscriptions)

@@ -75,33 +75,38 @@ final class PageDocument {
         writtenPaths.append(changed)
     }
 
-    /// Writes the elements of `elements` that differ from `written` (what the same binding wrote last), each
-    /// at its index below `pointer`, when that is a small in-place change: same count, at most an eighth
-    /// of the elements changed (at least one may), each changed element keeping its identity member
-    /// `identityKey`, and the document still holding an array of that count there. Returns false, having
-    /// written nothing, when the whole array must be written instead.
+    /// One element of an array binding that changed: its index and its new JSON.
     @usableFromInline
-    func writeChangedElements<Element: JSONRepresentable & Equatable>(
-        of written: [Element], to elements: [Element], at pointer: JSONPointer, identityKey: String
-    ) -> Bool {
-        guard isRecording, written.count == elements.count else { return false }
-        let limit = max(1, elements.count / 8)
-        var changed: [(index: Int, value: JSONValue)] = []
+    struct ElementChange {
+        @usableFromInline let index: Int
+        @usableFromInline let value: JSONValue
+
+        @usableFromInline
+        init(index: Int, value: JSONValue) {
+            self.index = index
+            self.value = value
+        }
+    }
+
+    /// Writes each change at its index below `pointer`, when the document still holds an array of `count`
+    /// elements there and every changed object keeps its identity member `identityKey`: a small in-place
+    /// change of an array binding (see `Page.bind(_:at:identifiedBy:)`). Returns false, having written
+    /// nothing, when the whole array must be written instead; true for no changes at all.
+    @usableFromInline
+    func writeElements(_ changes: [ElementChange], at pointer: JSONPointer, count: Int, identityKey: String) -> Bool {
+        guard isRecording else { return false }
         do {
             // `current` shares the document's array; it goes out of scope before the writes below.
-            guard case .array(let current)? = view[pointer], current.count == elements.count else { return false }
-            for index in elements.indices where elements[index] != written[index] {
-                guard changed.count < limit else { return false }
-                let value = elements[index].jsonValue
-                if case .object(let newObject) = value, case .object(let oldObject) = current[index],
+            guard case .array(let current)? = view[pointer], current.count == count else { return false }
+            for change in changes {
+                if case .object(let newObject) = change.value, case .object(let oldObject) = current[change.index],
                     newObject[identityKey] != oldObject[identityKey]
                 {
                     return false
                 }
-                changed.append((index, value))
             }
         }
-        for (index, value) in changed { write(value, at: pointer.appending(index)) }
+        for change in changes { write(change.value, at: pointer.appending(change.index)) }
         return true
     }
 

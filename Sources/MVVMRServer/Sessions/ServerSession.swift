@@ -2,6 +2,7 @@ import JSONPatch
 import Locking
 import MVVMR
 import MicroHTTP
+import Synchronization
 
 /// One client's session as the server holds it: its pages (an `MVVMR.PageSession`), its event log for
 /// `Last-Event-ID` replay, its open event streams and its idempotency cache.
@@ -20,7 +21,14 @@ final class ServerSession: Sendable {
     let identifier: String
     let pages: PageSession
     let streamState: Locked<StreamState>
-    let idempotency = Locked(IdempotencyCache())
+    /// Made on the first `Idempotency-Key`: most sessions never send one, and an idle session should cost
+    /// as little as possible.
+    private let idempotencyStorage = AtomicLazyReference<Locked<IdempotencyCache>>()
+
+    /// The session's idempotency cache, behind its own lock.
+    var idempotency: Locked<IdempotencyCache> {
+        idempotencyStorage.load() ?? idempotencyStorage.storeIfNil(Locked(IdempotencyCache()))
+    }
 
     init(identifier: String, registry: UnitRegistry, services: Services, eventLogSize: Int) {
         self.identifier = identifier
