@@ -10,7 +10,9 @@ Figures are ratios measured in one run against a reference, alternating, because
 shared and noisy. The quick mode fails (exit 1) when a ratio falls below its floor in FLOORS.
 """
 import argparse
+import contextlib
 import datetime
+import functools
 import os
 import platform
 import re
@@ -22,6 +24,12 @@ import time  # noqa: E401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS_MD = os.path.join(ROOT, "BENCHMARKS.md")
+OUT = os.path.join(ROOT, "Benchmarks/.out")
+
+# Throughput sections: (rounds, seconds per measurement). Quick mode keeps each server running across its rounds
+# and warms it up once; full mode starts a fresh server process per round and warms it up each time.
+FULL_ROUNDS = (3, 5)
+QUICK_ROUNDS = (3, 2)
 
 # Floors for the quick mode, set from the measured figures with room for this machine's noise.
 FLOORS = {
@@ -110,6 +118,7 @@ def median(values):
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
+@functools.lru_cache(maxsize=None)
 def build_c_server():
     source = os.path.join(ROOT, "Benchmarks/c-server/server.c")
     binary = os.path.join(ROOT, "Benchmarks/c-server/c-server")
@@ -119,7 +128,9 @@ def build_c_server():
     return binary
 
 
+@functools.lru_cache(maxsize=None)
 def build_swift(product):
+    """Builds `product` in release mode, once per run of the harness; returns the binary's path."""
     run(["swift", "build", "-c", "release", "--product", product], stdout=subprocess.DEVNULL)
     return os.path.join(ROOT, ".build/release", product)
 
@@ -134,48 +145,80 @@ def results_table(results, ratio_line):
     ]
 
 
-def alternate_measured(contenders, rounds):
-    """Runs each (name, measure) in turn, `rounds` times; `measure()` starts what it needs, measures and returns
-    (req/s, p50, p99). Returns the medians per name."""
+def alternate_measured(contenders, rounds, seconds, keep_running):
+    """Measures each contender in turn, `rounds` times, and returns the medians (req/s, p50, p99) per name.
+
+    `contenders` are (name, opened): `opened()` is a context manager that starts the contender's server, prepares
+    it, and yields `measure(seconds)` (a `wrk` run returning req/s, p50, p99). Every server is warmed up for 1 s
+    before it is measured. With `keep_running` (quick mode) each server is started and warmed up once and the
+    rounds alternate on the running servers; otherwise each round starts a fresh server process."""
     samples = {name: [] for name, _ in contenders}
-    for round_index in range(rounds):
-        for name, measure in contenders:
-            rate, p50, p99 = measure()
-            samples[name].append((rate, p50, p99))
-            log(f"  round {round_index + 1}: {name:>16}: {rate:>9.0f} req/s  p50 {p50:.3f} ms  p99 {p99:.3f} ms")
+    with contextlib.ExitStack() as running:
+        measures = {}
+        if keep_running:
+            for name, opened in contenders:
+                measures[name] = running.enter_context(opened())
+                measures[name](1)
+        for round_index in range(rounds):
+            for name, opened in contenders:
+                if keep_running:
+                    rate, p50, p99 = measures[name](seconds)
+                else:
+                    with opened() as measure:
+                        measure(1)
+                        rate, p50, p99 = measure(seconds)
+                samples[name].append((rate, p50, p99))
+                log(f"  round {round_index + 1}: {name:>16}: {rate:>9.0f} req/s  p50 {p50:.3f} ms  p99 {p99:.3f} ms")
     return {name: tuple(median([s[i] for s in values]) for i in range(3)) for name, values in samples.items()}
 
 
-def c_server_measure(seconds):
-    c_server = build_c_server()
-    port = free_port()
+def rounds_description(rounds, keep_running):
+    if keep_running:
+        return f"{rounds} alternating rounds (medians) on servers started once and warmed up for 1 s"
+    return f"{rounds} alternating rounds (medians), a fresh server process per round, each after a 1 s warm-up"
 
-    def measure():
-        with Server([c_server, str(port)], port):
-            wrk(f"http://127.0.0.1:{port}/api/pages/greeting", 1)
-            return wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds)
-    return measure
+
+def c_server(body_file=None):
+    """The C reference as a contender; it answers `GET /api/pages/greeting` (any path) with `body_file`'s bytes,
+    or with its built-in body (the same as microhttp-bench's)."""
+    binary = build_c_server()
+
+    @contextlib.contextmanager
+    def opened():
+        port = free_port()
+        with Server([binary, str(port), *([body_file] if body_file else [])], port):
+            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds)
+    return opened
 
 
 def section_listener(quick):
     """MicroHTTP against a raw C libmicrohttpd server answering the same bytes."""
     swift_server = build_swift("microhttp-bench")
-    rounds, seconds = (1, 2) if quick else (3, 5)
-    swift_port = free_port()
+    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
 
+    @contextlib.contextmanager
     def microhttp():
-        with Server([swift_server, str(swift_port)], swift_port):
-            wrk(f"http://127.0.0.1:{swift_port}/api/pages/greeting", 1)
-            return wrk(f"http://127.0.0.1:{swift_port}/api/pages/greeting", seconds)
+        port = free_port()
+        with Server([swift_server, str(port)], port):
+            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds)
 
-    results = alternate_measured([("C", c_server_measure(seconds)), ("MicroHTTP", microhttp)], rounds)
+    # Both answer with the same bytes: check it, since each has its own copy of the body.
+    bodies = {}
+    for name, command in (("C", [build_c_server()]), ("MicroHTTP", [swift_server])):
+        port = free_port()
+        with Server([*command, str(port)], port):
+            bodies[name] = http_request(port, "GET", "/api/pages/greeting")[1]
+    if bodies["C"] != bodies["MicroHTTP"]:
+        raise RuntimeError(f"the listener's servers answer different bodies: {bodies}")
+
+    results = alternate_measured([("C", c_server()), ("MicroHTTP", microhttp)], rounds, seconds, quick)
     ratio = results["MicroHTTP"][0] / results["C"][0]
     table = results_table(results, f"**Ratio MicroHTTP / C: {ratio:.2f}** (target ≥ 0.90).")
     method = (f"`wrk -t2 -c64 -d{seconds}s --latency` on loopback against `GET /api/pages/greeting`, "
-              f"{rounds} alternating rounds (medians), a fresh server process per round, after a 1 s warm-up. "
+              f"{rounds_description(rounds, quick)}. "
               "Both servers: libmicrohttpd 0.9.75, thread pool of one thread per core, epoll, turbo, "
-              "suspend/resume allowed, same 71-byte JSON body. C: `Benchmarks/c-server/server.c`; "
-              "MicroHTTP: `Benchmarks/Sources/microhttp-bench`.")
+              f"suspend/resume allowed, the same {len(bodies['C'])}-byte JSON body (checked). "
+              "C: `Benchmarks/c-server/server.c`; MicroHTTP: `Benchmarks/Sources/microhttp-bench`.")
     return "listener", "MicroHTTP vs raw libmicrohttpd (C)", method, table, ratio
 
 
@@ -188,7 +231,8 @@ def demo_command(port, extra_env=None):
     return ["env", *[f"{key}={value}" for key, value in environment.items()], binary]
 
 
-def http_json(port, method, path, body=None, headers=None):
+def http_request(port, method, path, body=None, headers=None):
+    """One request on a new connection; returns (status, body bytes). `body` is encoded as JSON."""
     import http.client
     import json as json_module
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -196,33 +240,50 @@ def http_json(port, method, path, body=None, headers=None):
     response = connection.getresponse()
     payload = response.read()
     connection.close()
-    return response.status, (json_module.loads(payload) if payload else None)
+    return response.status, payload
+
+
+def http_json(port, method, path, body=None, headers=None):
+    import json as json_module
+    status, payload = http_request(port, method, path, body, headers)
+    return status, (json_module.loads(payload) if payload else None)
 
 
 def section_page_read(quick):
-    """GET /api/pages/greeting of an existing session against the C server's fixed body."""
-    rounds, seconds = (1, 2) if quick else (3, 5)
-    demo_port = free_port()
-    command = demo_command(demo_port)
+    """GET /api/pages/greeting of an existing session against the C server answering the same bytes."""
+    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
+    os.makedirs(OUT, exist_ok=True)
 
+    # The C reference answers with the demo's own response body for this request (the session's snapshot).
+    body_file = os.path.join(OUT, "page-read-body.json")
+    port = free_port()
+    with Server(demo_command(port), port):
+        _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
+        status, body = http_request(port, "GET", "/api/pages/greeting", headers={"X-Session-ID": created["session"]})
+    if status != 200:
+        raise RuntimeError(f"GET /api/pages/greeting answered {status}: {body!r}")
+    with open(body_file, "wb") as output:
+        output.write(body)
+
+    @contextlib.contextmanager
     def page_read():
-        with Server(command, demo_port):
-            _, created = http_json(demo_port, "POST", "/api/sessions", {"unit": "greeting"})
-            script = os.path.join(ROOT, "Benchmarks/.out/session-header.lua")
-            os.makedirs(os.path.dirname(script), exist_ok=True)
+        port = free_port()
+        with Server(demo_command(port), port):
+            _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
+            script = os.path.join(OUT, "session-header.lua")
             with open(script, "w") as output:
                 output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
-            url = f"http://127.0.0.1:{demo_port}/api/pages/greeting"
-            wrk(url, 1, script=script)
-            return wrk(url, seconds, script=script)
+            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, script=script)
 
-    results = alternate_measured([("C", c_server_measure(seconds)), ("MVVMR page read", page_read)], rounds)
+    results = alternate_measured([("C", c_server(body_file)), ("MVVMR page read", page_read)], rounds, seconds, quick)
     ratio = results["MVVMR page read"][0] / results["C"][0]
     table = results_table(results, f"**Ratio page read / C: {ratio:.2f}** (target ≥ 0.85).")
-    method = (f"`wrk -t2 -c64 -d{seconds}s --latency`, {rounds} alternating rounds (medians). MVVMR: the release "
+    method = (f"`wrk -t2 -c64 -d{seconds}s --latency`, {rounds_description(rounds, quick)}. MVVMR: the release "
               "`mvvmr-demo` (`LOG_LEVEL=error`), `GET /api/pages/greeting` with `X-Session-ID` of one existing "
               "session (a full snapshot: session lookup, page lock, JSON encoding). C: `Benchmarks/c-server` "
-              "answering a fixed 71-byte JSON body.")
+              f"answering with the same {len(body)} bytes: the harness first fetches the demo's response body for "
+              "this request and gives it to the C server (`c-server PORT BODY_FILE`). The demo also sends "
+              "`Cache-Control: no-store`.")
     return "page-read", "Page read: GET /api/pages/greeting vs raw libmicrohttpd", method, table, ratio
 
 
@@ -244,30 +305,28 @@ end
 
 def section_action(quick):
     """POST /api/pages/counters/actions (increment a row) spread over 256 sessions, against the C server's GET."""
-    rounds, seconds = (1, 2) if quick else (3, 5)
-    demo_port = free_port()
-    command = demo_command(demo_port)
-    out = os.path.join(ROOT, "Benchmarks/.out")
-    os.makedirs(out, exist_ok=True)
-    script = os.path.join(out, "action.lua")
+    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
+    os.makedirs(OUT, exist_ok=True)
+    script = os.path.join(OUT, "action.lua")
     with open(script, "w") as output:
         output.write(ACTION_SCRIPT)
-    sessions_file = os.path.join(out, "sessions.txt")
 
+    @contextlib.contextmanager
     def action():
-        with Server(command, demo_port):
+        port = free_port()
+        with Server(demo_command(port), port):
+            sessions_file = os.path.join(OUT, "sessions.txt")
             with open(sessions_file, "w") as output:
                 for _ in range(256):
-                    _, created = http_json(demo_port, "POST", "/api/sessions", {"unit": "counters"})
+                    _, created = http_json(port, "POST", "/api/sessions", {"unit": "counters"})
                     output.write(created["session"] + "\n")
-            url = f"http://127.0.0.1:{demo_port}"
-            wrk(url, 1, script=script, script_arguments=[sessions_file])
-            return wrk(url, seconds, script=script, script_arguments=[sessions_file])
+            yield lambda seconds: wrk(f"http://127.0.0.1:{port}", seconds, script=script,
+                                      script_arguments=[sessions_file])
 
-    results = alternate_measured([("C (GET)", c_server_measure(seconds)), ("MVVMR action", action)], rounds)
+    results = alternate_measured([("C (GET)", c_server()), ("MVVMR action", action)], rounds, seconds, quick)
     ratio = results["MVVMR action"][0] / results["C (GET)"][0]
     table = results_table(results, f"**Ratio action round trip / C GET: {ratio:.2f}** (target ≥ 0.6).")
-    method = (f"`wrk -t2 -c64 -d{seconds}s --latency -s action.lua`, {rounds} alternating rounds (medians). Each "
+    method = (f"`wrk -t2 -c64 -d{seconds}s --latency -s action.lua`, {rounds_description(rounds, quick)}. Each "
               "request increments one of ten rows of the counters page in one of 256 sessions, round-robin "
               "(parse the body, deliver the action in the session's lock, diff the written row, encode the "
               "patch, push it to the session's event log). Reference: the C server's fixed GET.")
