@@ -834,7 +834,7 @@ def section_callgrind(quick, record=False):
         *[f"| {label} | {count:,.0f} | {budget} | {versus} | {ratio} |" for label, count, budget, versus, ratio in rows],
         "",
         "× C: instructions per request over the C server's for the same `GET` (for the action: the C server's "
-        "`GET` of the listener's body).",
+        "`GET` of the listener's body)." if "c-server" in counts else "(The quick mode does not measure the C server.)",
     ]
     method = (f"Each server runs alone under `valgrind --tool=callgrind` (release build, `LOG_LEVEL=error`, "
               "`SWIFT_DETERMINISTIC_HASHING=1`, and `GLIBC_TUNABLES` raising glibc's `rep stosb`/`rep movsb` "
