@@ -4,10 +4,13 @@ loopback, measures side by side, prints a table and updates BENCHMARKS.md (its o
 
     python3 Benchmarks/run.py              # every section, full rounds, updates BENCHMARKS.md
     python3 Benchmarks/run.py listener     # one section
-    python3 Benchmarks/run.py --quick      # seconds, not minutes; checks the floors, writes nothing
+    python3 Benchmarks/run.py --quick      # seconds, not minutes; checks floors and budgets, writes nothing
+    python3 Benchmarks/run.py callgrind --record-budgets   # rewrites Benchmarks/budgets.json
 
 Figures are ratios measured in one run against a reference, alternating, because this machine is
-shared and noisy. The quick mode fails (exit 1) when a ratio falls below its floor in FLOORS.
+shared and noisy, and instructions per request counted by callgrind, which that noise does not move.
+The quick mode (what CI runs) fails (exit 1) when a ratio falls below its floor in FLOORS, or when a
+request's instructions exceed its budget in Benchmarks/budgets.json by more than its tolerance.
 """
 import argparse
 import contextlib
