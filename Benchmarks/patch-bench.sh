@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Diff micro-benchmark: JSONPatch.diff (release build) against Python's jsonpatch.make_patch
 # on the same 10,000-row documents. Checks that both patches turn A into B, then prints a table.
-# Usage: Benchmarks/patch-bench.sh [ROWS]
+# Usage: Benchmarks/patch-bench.sh [ROWS]   (PYTHON_RUNS=N: timed Python runs, default 5; the quick mode uses 1)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROWS="${1:-10000}"
+export PYTHON_RUNS="${PYTHON_RUNS:-5}"
 
 swift build -c release --product patch-bench >&2
 BIN="$(swift build -c release --show-bin-path)/patch-bench"
@@ -20,7 +21,7 @@ if ! python3 -c 'import jsonpatch' 2>/dev/null; then
 fi
 
 python3 - "$WORK" <<'PYTHON'
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 import jsonpatch
 
 work = sys.argv[1]
@@ -34,7 +35,7 @@ swift_patch = load("swift-patch.json")
 
 runs = []
 python_patch = None
-for _ in range(5):
+for _ in range(int(os.environ["PYTHON_RUNS"])):
     start = time.perf_counter()
     python_patch = jsonpatch.make_patch(old, new)
     runs.append((time.perf_counter() - start) * 1000)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project: builds with zero warnings allowed, the whole test suite, the concurrency
-# tests again under ThreadSanitizer, the Foundation check, and the other suites as they exist.
+# tests again under ThreadSanitizer, the Foundation check, the other suites as they exist, and last the quick
+# benchmarks (release build; throughput ratios against their floors, instructions per request against their budgets).
 # Each stage prints its time. Installs what it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,4 +46,5 @@ stage "container runtime check (debootstrap)" scripts/check-runtime-image.sh
 if [ -x Fuzz/run.sh ]; then
   stage "JSON parser fuzzing (20 s)" Fuzz/run.sh 20
 fi
+stage "quick benchmarks: ratio floors, instruction budgets (release build)" python3 Benchmarks/run.py --quick
 echo "all test stages passed in $(( $(date +%s) - started )) s"

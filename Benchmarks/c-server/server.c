@@ -1,7 +1,9 @@
 /*
  * The reference for MicroHTTP's benchmark: a plain libmicrohttpd server in C that answers every
  * request with the same small JSON body, configured like MicroHTTP (thread pool of one thread per
- * core, epoll, turbo, suspend/resume allowed). Usage: c-server PORT
+ * core, epoll, turbo, suspend/resume allowed). Usage: c-server PORT [BODY_FILE]
+ * With BODY_FILE, it answers with that file's bytes instead (the page-read benchmark gives it the
+ * demo's own response body, so that both servers send the same bytes).
  */
 #include <microhttpd.h>
 #include <signal.h>
@@ -10,7 +12,42 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char BODY[] = "{\"unit\":\"greeting\",\"rev\":0,\"view\":{\"greeting\":\"Say hello to who?\"}}";
+static const char DEFAULT_BODY[] = "{\"unit\":\"greeting\",\"rev\":0,\"view\":{\"greeting\":\"Say hello to who?\"}}";
+static const char *body = DEFAULT_BODY;
+static size_t body_size = sizeof(DEFAULT_BODY) - 1;
+
+/* Reads the whole file at `path` into `body`; returns 0 on success. */
+static int read_body(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) {
+        return -1;
+    }
+    char *buffer = NULL;
+    size_t size = 0, capacity = 0, count;
+    do {
+        if (size == capacity) {
+            capacity = capacity ? capacity * 2 : 4096;
+            char *grown = realloc(buffer, capacity);
+            if (grown == NULL) {
+                free(buffer);
+                fclose(file);
+                return -1;
+            }
+            buffer = grown;
+        }
+        count = fread(buffer + size, 1, capacity - size, file);
+        size += count;
+    } while (count > 0);
+    int failed = ferror(file);
+    fclose(file);
+    if (failed) {
+        free(buffer);
+        return -1;
+    }
+    body = buffer;
+    body_size = size;
+    return 0;
+}
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
                               const char *method, const char *version, const char *upload_data,
@@ -27,7 +64,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
         return MHD_YES;
     }
     struct MHD_Response *response =
-        MHD_create_response_from_buffer(sizeof(BODY) - 1, (void *)BODY, MHD_RESPMEM_MUST_COPY);
+        MHD_create_response_from_buffer(body_size, (void *)body, MHD_RESPMEM_MUST_COPY);
     MHD_add_response_header(response, "Content-Type", "application/json");
     enum MHD_Result result = MHD_queue_response(connection, MHD_HTTP_OK, response);
     MHD_destroy_response(response);
@@ -36,6 +73,10 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
 
 int main(int argc, char **argv) {
     unsigned int port = argc > 1 ? (unsigned int)atoi(argv[1]) : 8081;
+    if (argc > 2 && read_body(argv[2]) != 0) {
+        perror(argv[2]);
+        return 1;
+    }
     unsigned int threads = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
     struct MHD_Daemon *daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME,
