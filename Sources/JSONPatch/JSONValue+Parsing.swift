@@ -31,6 +31,17 @@ extension JSONValue {
         }
     }
 
+    /// Parses UTF-8 JSON text held in an array: the same as the generic form, without its run-time
+    /// generic dispatch (a server parses a request body this way on every action).
+    ///
+    /// - Parameters:
+    ///   - bytes: The UTF-8 encoded text.
+    ///   - maxDepth: The maximum number of nested arrays and objects.
+    /// - Throws: ``JSONParseError`` with the byte offset of the first problem.
+    public init(parsing bytes: [UInt8], maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
+        self = try bytes.withUnsafeBufferPointer { buffer in Self.parse(buffer, maxDepth: maxDepth) }.get()
+    }
+
     /// Parses JSON text.
     ///
     /// - Parameters:

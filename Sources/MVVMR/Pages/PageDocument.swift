@@ -37,6 +37,18 @@ final class PageDocument {
 
     var snapshotView: JSONValue { view }
 
+    /// The document's JSON text, kept from the first read until the next write: a page read again and
+    /// again (polling clients, reloads) is encoded once per change, not once per read.
+    private var encodedViewCache: [UInt8]?
+
+    /// The document's compact JSON text.
+    var encodedView: [UInt8] {
+        if let encodedViewCache { return encodedViewCache }
+        let bytes = view.jsonBytes
+        encodedViewCache = bytes
+        return bytes
+    }
+
     func recordBindingFailure(_ reason: String) {
         bindingFailures.append(reason)
     }
@@ -55,6 +67,7 @@ final class PageDocument {
     /// Writes `value` at `pointer`, remembering the path for this turn's patch.
     @usableFromInline
     func write(_ value: JSONValue, at pointer: JSONPointer) {
+        encodedViewCache = nil
         guard isRecording else {
             if view.write(value, at: pointer.tokens[...]) == nil {
                 recordBindingFailure("cannot write at \(pointer) of \(unit)")

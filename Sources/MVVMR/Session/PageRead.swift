@@ -6,15 +6,19 @@ public struct PageRead: Sendable, Hashable {
     public let sequence: Int
     /// The session's navigation stack at that moment.
     public let navigation: NavigationState
+    /// The compact JSON text of `snapshot.view`.
+    public let encodedView: [UInt8]
 
     /// A page read.
     /// - Parameters:
     ///   - snapshot: the page.
     ///   - sequence: the session's latest event number.
     ///   - navigation: the navigation stack.
-    public init(snapshot: PageSnapshot, sequence: Int, navigation: NavigationState) {
+    ///   - encodedView: the view's JSON text when already known; encoded from the view when nil.
+    public init(snapshot: PageSnapshot, sequence: Int, navigation: NavigationState, encodedView: [UInt8]? = nil) {
         self.snapshot = snapshot
         self.sequence = sequence
         self.navigation = navigation
+        self.encodedView = encodedView ?? snapshot.view.jsonBytes
     }
 }

@@ -90,7 +90,9 @@ public final class PageSession: Sendable {
     public func read(_ unit: String, parameters: [String: String] = [:]) throws(PageError) -> PageRead {
         try core.withLock { core throws(PageError) in
             let snapshot = try core.snapshot(of: unit, parameters: parameters)
-            return PageRead(snapshot: snapshot, sequence: core.sequence, navigation: core.navigationState)
+            return PageRead(
+                snapshot: snapshot, sequence: core.sequence, navigation: core.navigationState,
+                encodedView: core.encodedView(of: unit))
         }
     }
 

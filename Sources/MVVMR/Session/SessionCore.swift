@@ -95,6 +95,11 @@ final class SessionCore {
         return snapshot
     }
 
+    /// The compact JSON text of a live page's view (cached by its document until the next change).
+    func encodedView(of name: String) -> [UInt8]? {
+        pages[name]?.document.encodedView
+    }
+
     func perform(_ action: String, value: JSONValue, on name: String, clientRevision: Int?) throws(PageError)
         -> ActionResult
     {

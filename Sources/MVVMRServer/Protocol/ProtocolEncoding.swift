@@ -32,7 +32,7 @@ enum ProtocolEncoding {
     ///   - encodedActions: `actions(read.snapshot.actions).jsonBytes`, which the server keeps per unit.
     static func snapshotBody(_ read: PageRead, session: String, encodedActions: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(192 + encodedActions.count)
+        bytes.reserveCapacity(192 + read.encodedView.count + encodedActions.count)
         bytes.append(contentsOf: #"{"session":"#.utf8)
         JSONValue.string(session).encode(into: &bytes)
         bytes.append(contentsOf: #","unit":"#.utf8)
@@ -42,7 +42,7 @@ enum ProtocolEncoding {
         bytes.append(contentsOf: #","seq":"#.utf8)
         JSONValue.int(read.sequence).encode(into: &bytes)
         bytes.append(contentsOf: #","view":"#.utf8)
-        read.snapshot.view.encode(into: &bytes)
+        bytes.append(contentsOf: read.encodedView)
         bytes.append(contentsOf: #","actions":"#.utf8)
         bytes.append(contentsOf: encodedActions)
         bytes.append(contentsOf: #","navigation":{"stack":["#.utf8)

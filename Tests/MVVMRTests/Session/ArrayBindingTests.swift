@@ -124,4 +124,21 @@ extension UnitCase {
         #expect(result.rev == 0)
         #expect(result.events.isEmpty)
     }
+
+    /// A page read carries the view's JSON text, cached until the page changes: never stale.
+    @Test func aReadsEncodedViewFollowsEveryChange() throws {
+        let session = try session()
+        for step in 0..<3 {
+            let read = try session.read("table")
+            #expect(try JSONValue(parsing: read.encodedView) == read.snapshot.view)
+            #expect(read.snapshot.rev == step)
+            #expect(read.sequence == session.sequence)
+            let again = try session.read("table")
+            #expect(again.encodedView == read.encodedView)
+            try session.perform("bump", value: .int(step), on: "table")
+        }
+        let last = try session.read("table")
+        #expect(try JSONValue(parsing: last.encodedView) == last.snapshot.view)
+        #expect(last.snapshot.view[JSONPointer(tokens: ["rows", "2", "count"])] == .int(1))
+    }
 }
