@@ -32,8 +32,11 @@ extension PageServer {
                 status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                 body: .bytes(Array(metrics.render().utf8)))
         }
+        let staticOK = requestCounter.series(["static", "200"])
         router.fallback = .synchronous { [self] request in
-            instrumented(request, route: "static") { request throws(ProtocolError) in staticResponse(request) }
+            instrumented(request, route: "static", countingOKIn: staticOK) { request throws(ProtocolError) in
+                staticResponse(request)
+            }
         }
         return router
     }
@@ -42,12 +45,15 @@ extension PageServer {
         _ router: inout HTTPRouter, _ method: String, _ pattern: String,
         _ handler: @escaping @Sendable (HTTPRequest) throws(ProtocolError) -> HTTPResponse
     ) {
-        router.add(method, pattern, .synchronous { [self] request in instrumented(request, route: pattern, handler) })
+        // The usual outcome's series is looked up once, so most requests count themselves without a lookup.
+        let ok = requestCounter.series([pattern, "200"])
+        router.add(method, pattern, .synchronous { [self] request in instrumented(request, route: pattern, countingOKIn: ok, handler) })
     }
 
     /// Runs a handler, turning its protocol error into the JSON error response, and counts and logs the request.
     private func instrumented(
-        _ request: HTTPRequest, route: String, _ handler: (HTTPRequest) throws(ProtocolError) -> HTTPResponse
+        _ request: HTTPRequest, route: String, countingOKIn ok: CounterSeries,
+        _ handler: (HTTPRequest) throws(ProtocolError) -> HTTPResponse
     ) -> HTTPResponse {
         let started = ContinuousClock.now
         var response: HTTPResponse
@@ -56,7 +62,11 @@ extension PageServer {
         } catch {
             response = error.httpError.response
         }
-        requestCounter.increment([route, String(response.status)])
+        if response.status == 200 {
+            ok.increment()
+        } else {
+            requestCounter.increment([route, String(response.status)])
+        }
         let level: LogLevel = response.status >= 500 ? .error : response.status >= 400 ? .warning : .info
         if logger.isEnabled(level) {
             let elapsed = ContinuousClock.now - started
@@ -295,7 +305,13 @@ extension PageServer {
                 let bytes = ProtocolEncoding.actionResultBody(result)
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
-                if result.patch != nil { self.patchBytes.increment([unit], by: Double(bytes.count)) }
+                if result.patch != nil {
+                    if let series = self.unitMetrics[unit]?.patchBytes {
+                        series.increment(by: Double(bytes.count))
+                    } else {
+                        self.patchBytes.increment([unit], by: Double(bytes.count))
+                    }
+                }
                 return ActionOutcome(status: 200, body: bytes)
             } catch {
                 throw ProtocolError(error)
@@ -323,9 +339,19 @@ extension PageServer {
             actionCounter.increment([unit, action, error.code])
             throw error
         }
-        actionCounter.increment([unit, action, outcome.replayed ? "replayed" : "ok"])
+        let metrics = unitMetrics[unit]
+        if !outcome.replayed, let series = metrics?.actionsOK[action] {
+            series.increment()
+        } else {
+            actionCounter.increment([unit, action, outcome.replayed ? "replayed" : "ok"])
+        }
         let elapsed = ContinuousClock.now - started
-        actionLatency.observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, [unit])
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if let latency = metrics?.latency {
+            latency.observe(seconds)
+        } else {
+            actionLatency.observe(seconds, [unit])
+        }
         var response = HTTPResponse.json(outcome.body, status: outcome.status)
         response.headers["Cache-Control"] = "no-store"
         if outcome.replayed { response.headers["Idempotent-Replayed"] = "true" }

@@ -46,6 +46,9 @@ public final class PageServer: Sendable {
     let actionLatency: Histogram
     let patchBytes: Counter
     let evictions: Counter
+    /// Each unit's action metrics, looked up once at start: an action counts itself without a lock on the
+    /// metric's whole table.
+    let unitMetrics: [String: UnitMetrics]
     let expirations: Counter
 
     /// Creates a server; nothing listens until ``start()``.
@@ -84,6 +87,14 @@ public final class PageServer: Sendable {
             buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
         patchBytes = metrics.counter(
             "mvvmr_patch_bytes_total", help: "Bytes of action responses that carried a JSON Patch.", labelNames: ["unit"])
+        var unitMetrics: [String: UnitMetrics] = [:]
+        for unit in registry.units {
+            var actionsOK: [String: CounterSeries] = [:]
+            for descriptor in unit.actions { actionsOK[descriptor.name] = actionCounter.series([unit.name, descriptor.name, "ok"]) }
+            unitMetrics[unit.name] = UnitMetrics(
+                actionsOK: actionsOK, latency: actionLatency.series([unit.name]), patchBytes: patchBytes.series([unit.name]))
+        }
+        self.unitMetrics = unitMetrics
         evictions = metrics.counter("mvvmr_session_evictions_total", help: "Sessions evicted to make room.")
         expirations = metrics.counter("mvvmr_session_expirations_total", help: "Sessions expired after their idle time.")
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
@@ -183,4 +194,14 @@ public final class PageServer: Sendable {
             }),
         ]
     }
+}
+
+/// The metric series of one unit's actions.
+struct UnitMetrics {
+    /// `mvvmr_actions_total{unit, action, status="ok"}` by action name.
+    let actionsOK: [String: CounterSeries]
+    /// `mvvmr_action_duration_seconds{unit}`.
+    let latency: HistogramSeries
+    /// `mvvmr_patch_bytes_total{unit}`.
+    let patchBytes: CounterSeries
 }

@@ -1,5 +1,38 @@
 import Locking
 
+import Synchronization
+
+/// One label combination's count: an atomic `Double` (its bit pattern), so adding to it takes no lock.
+final class CounterCell: Sendable {
+    private let bits = Atomic<UInt64>(0)
+
+    /// Adds `amount` (a compare-and-exchange loop on the bit pattern).
+    func add(_ amount: Double) {
+        var current = bits.load(ordering: .relaxed)
+        while true {
+            let next = (Double(bitPattern: current) + amount).bitPattern
+            let (exchanged, original) = bits.compareExchange(
+                expected: current, desired: next, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
+
+    /// The count.
+    var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }
+}
+
+/// One label combination of a ``Counter``, looked up once: incrementing it takes no lock and no lookup.
+public struct CounterSeries: Sendable {
+    let cell: CounterCell
+
+    /// Adds to the count.
+    /// - Parameter amount: how much to add (1 by default).
+    public func increment(by amount: Double = 1) {
+        cell.add(amount)
+    }
+}
+
 /// A monotonically increasing count, optionally split by labels.
 public final class Counter: Sendable {
     /// The metric's name.
@@ -8,7 +41,7 @@ public final class Counter: Sendable {
     public let help: String
     /// The names of its labels, in order.
     public let labelNames: [String]
-    private let values = Locked<[[String]: Double]>([:])
+    private let cells = Locked<[[String]: CounterCell]>([:])
 
     init(name: String, help: String, labelNames: [String]) {
         self.name = name
@@ -16,44 +49,85 @@ public final class Counter: Sendable {
         self.labelNames = labelNames
     }
 
+    /// The series of one label combination, for a caller that counts it often. A series never incremented
+    /// is not rendered.
+    /// - Parameter labels: the label values, in the order of ``labelNames``.
+    public func series(_ labels: [String] = []) -> CounterSeries {
+        CounterSeries(cell: cell(labels))
+    }
+
     /// Adds to the count of one label combination.
     /// - Parameters:
     ///   - labels: the label values, in the order of ``labelNames``.
     ///   - amount: how much to add (1 by default).
     public func increment(_ labels: [String] = [], by amount: Double = 1) {
-        values.withLock { $0[labels, default: 0] += amount }
+        cell(labels).add(amount)
     }
 
     /// The current count of one label combination.
     /// - Parameter labels: the label values.
     /// - Returns: the count (0 when never incremented).
     public func value(_ labels: [String] = []) -> Double {
-        values.withLock { $0[labels] ?? 0 }
+        cells.withLock { $0[labels] }?.value ?? 0
+    }
+
+    private func cell(_ labels: [String]) -> CounterCell {
+        cells.withLock { cells in
+            if let cell = cells[labels] { return cell }
+            let cell = CounterCell()
+            cells[labels] = cell
+            return cell
+        }
     }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
-        let snapshot = values.withLock { $0 }
-        for (labels, value) in snapshot.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+        let snapshot = cells.withLock { $0 }
+        for (labels, cell) in snapshot.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let value = cell.value
+            if value == 0 { continue }  // made by `series` and never incremented
             text += "\(name)\(MetricsRegistry.labelText(labelNames, labels)) \(MetricsRegistry.number(value))\n"
         }
     }
 }
 
-/// Observations counted into buckets (with their sum and count), optionally split by labels.
-public final class Histogram: Sendable {
-    private struct Series {
+/// One label combination's buckets, sum and count, behind a lock of its own.
+final class HistogramCell: Sendable {
+    struct Series {
         var bucketCounts: [UInt64]
         var sum: Double = 0
         var count: UInt64 = 0
-
-        mutating func record(_ value: Double, inBucket bucketIndex: Int) {
-            if bucketIndex < bucketCounts.count { bucketCounts[bucketIndex] += 1 }
-            sum += value
-            count += 1
-        }
     }
 
+    let series: Locked<Series>
+
+    init(bucketCount: Int) {
+        series = Locked(Series(bucketCounts: [UInt64](repeating: 0, count: bucketCount)))
+    }
+
+    func record(_ value: Double, inBucket bucketIndex: Int) {
+        series.withLock { series in
+            if bucketIndex < series.bucketCounts.count { series.bucketCounts[bucketIndex] += 1 }
+            series.sum += value
+            series.count += 1
+        }
+    }
+}
+
+/// One label combination of a ``Histogram``, looked up once: observing takes only that series' lock.
+public struct HistogramSeries: Sendable {
+    let cell: HistogramCell
+    let bucketBounds: [Double]
+
+    /// Records one observation.
+    /// - Parameter value: the observed value.
+    public func observe(_ value: Double) {
+        cell.record(value, inBucket: bucketBounds.firstIndex { value <= $0 } ?? bucketBounds.count)
+    }
+}
+
+/// Observations counted into buckets (with their sum and count), optionally split by labels.
+public final class Histogram: Sendable {
     /// The metric's name.
     public let name: String
     /// Its help text.
@@ -62,7 +136,7 @@ public final class Histogram: Sendable {
     public let labelNames: [String]
     /// The buckets' upper bounds, ascending (`+Inf` is implied).
     public let bucketBounds: [Double]
-    private let series = Locked<[[String]: Series]>([:])
+    private let cells = Locked<[[String]: HistogramCell]>([:])
 
     init(name: String, help: String, labelNames: [String], bucketBounds: [Double]) {
         self.name = name
@@ -71,32 +145,43 @@ public final class Histogram: Sendable {
         self.bucketBounds = bucketBounds.sorted()
     }
 
+    /// The series of one label combination, for a caller that observes it often. A series without
+    /// observations is not rendered.
+    /// - Parameter labels: the label values.
+    public func series(_ labels: [String] = []) -> HistogramSeries {
+        HistogramSeries(cell: cell(labels), bucketBounds: bucketBounds)
+    }
+
     /// Records one observation.
     /// - Parameters:
     ///   - value: the observed value.
     ///   - labels: the label values.
     public func observe(_ value: Double, _ labels: [String] = []) {
-        let bucketCount = bucketBounds.count
-        let bucketIndex = bucketBounds.firstIndex { value <= $0 } ?? bucketCount
-        series.withLock { all in
-            // Mutated in place: a copy taken out and written back would share its bucket array with the
-            // dictionary's and copy it on every observation.
-            all[labels, default: Series(bucketCounts: [UInt64](repeating: 0, count: bucketCount))]
-                .record(value, inBucket: bucketIndex)
-        }
+        series(labels).observe(value)
     }
 
     /// The number of observations of one label combination.
     /// - Parameter labels: the label values.
     /// - Returns: the count.
     public func count(_ labels: [String] = []) -> UInt64 {
-        series.withLock { $0[labels]?.count ?? 0 }
+        cells.withLock { $0[labels] }?.series.withLock { $0.count } ?? 0
+    }
+
+    private func cell(_ labels: [String]) -> HistogramCell {
+        cells.withLock { cells in
+            if let cell = cells[labels] { return cell }
+            let cell = HistogramCell(bucketCount: bucketBounds.count)
+            cells[labels] = cell
+            return cell
+        }
     }
 
     func render(into text: inout String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
-        let snapshot = series.withLock { $0 }
-        for (labels, entry) in snapshot.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+        let snapshot = cells.withLock { $0 }
+        for (labels, cell) in snapshot.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let entry = cell.series.withLock { $0 }
+            if entry.count == 0 { continue }  // made by `series` and never observed
             var cumulative: UInt64 = 0
             for (index, bound) in bucketBounds.enumerated() {
                 cumulative += entry.bucketCounts[index]
