@@ -41,10 +41,12 @@ QUICK_ROUNDS = (3, 2)
 # req/s from one 2 s round to the next). Each floor is about 80 % of the lowest ratio seen, in those runs or in the
 # full runs of BENCHMARKS.md, so that only a real regression fails CI, not the machine's noise; the instruction
 # budgets (Benchmarks/budgets.json) are the fine guard. Raise the floors when the code gets faster.
+# Raised 2026-11-30 after the page-read and action work (quick in CI: page read 0.70, action 0.28; full: 0.67, 0.28),
+# again about 70 % of what the quick mode measures, since CI machines are as noisy as this one.
 FLOORS = {
     "listener": 0.55,  # MicroHTTP / C libmicrohttpd, req/s (quick 0.67-1.04, full 0.81-0.92; target 0.9)
-    "page-read": 0.38,  # GET /api/pages/greeting / C, req/s (quick 0.51-0.73, full 0.48-0.56; target 0.85)
-    "action": 0.12,    # POST counters increment / C GET, req/s (quick 0.15-0.21, full 0.16-0.21; target 0.6)
+    "page-read": 0.50,  # GET /api/pages/greeting / C, req/s (quick 0.70, full 0.67; target 0.85)
+    "action": 0.18,    # POST counters increment / C GET, req/s (quick 0.28, full 0.28; target 0.6)
     "patch": 50.0,     # Python jsonpatch time / Swift diff time (measured 237-581; target 50)
 }
 

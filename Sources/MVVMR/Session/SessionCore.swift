@@ -16,7 +16,8 @@ final class SessionCore {
     var eventSink: (@Sendable (SessionEvent) -> Void)?
     private(set) var pages = LivePages()
     private var stack: [StackEntry] = []
-    /// The last revision of every unit ever bound, kept after release so a fresh pair goes on from it.
+    /// The last revision of every unit whose page was released, so a fresh pair goes on from it (a live
+    /// page's revision is in its document: an idle session with one page allocates nothing here).
     private var revisions = UnitRevisions()
     private(set) var sequence = 0
     private var isInTurn = false
@@ -224,7 +225,6 @@ final class SessionCore {
             let document = turn.changedDocuments[index]
             index += 1
             guard let patch = document.commit() else { continue }
-            revisions[document.unit] = document.revision
             let pagePatch = PagePatch(unit: document.unit, rev: document.revision, patch: patch)
             emit(.patch(pagePatch))
         }
@@ -328,7 +328,9 @@ final class SessionCore {
     private func bind(_ unit: UnitCase, sentValue: Any?, parameters: [String: String]) throws(PageError)
         -> BoundPage
     {
-        let revision = revisions[unit.name].map { $0 + 1 } ?? 0
+        // A live page of the unit (being replaced) holds its latest revision; a released one left it in
+        // `revisions`. Either way the fresh page goes on from there.
+        let revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
         let document = PageDocument(unit: unit.name, revision: revision, historyLimit: historyLimit, turn: turn)
         let registry = ActionRegistry()
         let subscriptions = SubscriptionBag()
@@ -356,7 +358,6 @@ final class SessionCore {
             throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(failure)"))
         }
         document.startRecording()
-        revisions[unit.name] = revision
         return BoundPage(
             unit: unit, document: document, actions: registry, subscriptions: subscriptions, callbacks: callbacks,
             pairs: pairs)
