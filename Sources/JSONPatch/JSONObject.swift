@@ -132,6 +132,17 @@ public struct JSONObject: Sendable {
         return removed
     }
 
+    /// Inserts a key that is absent at `position` in insertion order (clamped to the end): how an
+    /// in-place patch puts back a member it removed, where it was.
+    mutating func insertValue(_ value: JSONValue, forKey key: String, at position: Int) {
+        members.insert(Member(key: key, value: value), at: Swift.min(Swift.max(position, 0), members.count))
+        if members.count > Self.indexThreshold {
+            rebuildPositions()
+        } else {
+            positions = nil
+        }
+    }
+
     private mutating func rebuildPositions() {
         var index: [String: Int] = [:]
         index.reserveCapacity(members.count)

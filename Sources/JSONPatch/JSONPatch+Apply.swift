@@ -9,23 +9,31 @@ extension JSONPatch {
     /// - Throws: ``JSONPatchError`` naming the failing operation's index.
     public func apply(to document: JSONValue) throws(JSONPatchError) -> JSONValue {
         var result = document
-        for (index, operation) in operations.enumerated() {
-            do {
-                try PatchApplier.apply(operation, to: &result)
-            } catch {
-                var located = error
-                located.operationIndex = index
-                throw located
-            }
-        }
+        try apply(toDocument: &result)
         return result
     }
 
     /// Applies the operations to `document` in place; on failure `document` is left unchanged.
     ///
+    /// Each operation mutates `document` itself, not a copy (in an optimized build a container that only
+    /// `document` holds is changed where it stands), and records how to take itself back; when an
+    /// operation fails, the ones before it are rolled back, newest first, restoring the document
+    /// exactly, its members' order included.
+    ///
     /// - Parameter document: The document to patch.
     /// - Throws: ``JSONPatchError`` naming the failing operation's index.
     public func apply(toDocument document: inout JSONValue) throws(JSONPatchError) {
-        document = try apply(to: document)
+        var undo: [PatchApplier.Undo] = []
+        undo.reserveCapacity(operations.count)
+        for (index, operation) in operations.enumerated() {
+            do {
+                try PatchApplier.apply(operation, to: &document, undo: &undo)
+            } catch {
+                PatchApplier.rollBack(undo, in: &document)
+                var located = error
+                located.operationIndex = index
+                throw located
+            }
+        }
     }
 }

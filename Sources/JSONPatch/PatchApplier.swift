@@ -1,17 +1,31 @@
-/// The primitive mutations behind ``JSONPatch/apply(to:)``.
+/// The primitive mutations behind ``JSONPatch/apply(to:)`` and ``JSONPatch/apply(toDocument:)``, each
+/// returning how to take itself back.
 ///
 /// Navigation is iterative and moves each container out of its parent while it is mutated
 /// (leaving `.null` behind briefly) so the container is uniquely referenced and copy-on-write
 /// never copies it.
 enum PatchApplier {
-    static func apply(_ operation: PatchOperation, to document: inout JSONValue) throws(JSONPatchError) {
+    /// How to take back one primitive mutation, recorded as it is made so that a patch applied in place
+    /// can be rolled back when a later operation fails.
+    enum Undo {
+        /// The whole document was replaced or removed: put this back.
+        case restoreDocument(JSONValue)
+        /// A member or element was added at this pointer (array indices resolved, never `-`): remove it.
+        case remove(JSONPointer)
+        /// The value at this pointer was overwritten: write the old one back.
+        case replace(JSONPointer, JSONValue)
+        /// A member or element was removed: insert it again, a member at its old position.
+        case insert(JSONPointer, JSONValue, memberPosition: Int?)
+    }
+
+    static func apply(_ operation: PatchOperation, to document: inout JSONValue, undo: inout [Undo]) throws(JSONPatchError) {
         switch operation {
         case .add(let path, let value):
-            try add(value, at: path, in: &document)
+            undo.append(try add(value, at: path, in: &document))
         case .remove(let path):
-            _ = try remove(at: path, in: &document)
+            undo.append(try remove(at: path, in: &document).undo)
         case .replace(let path, let value):
-            try replace(at: path, with: value, in: &document)
+            undo.append(try replace(at: path, with: value, in: &document))
         case .move(let from, let path):
             if from == path {
                 // Still required to exist (RFC 6902 §4.4).
@@ -21,11 +35,12 @@ enum PatchApplier {
             if from.isProperPrefix(of: path) {
                 throw JSONPatchError(code: .moveIntoDescendant, message: "cannot move \(from) into its own descendant \(path)")
             }
-            let value = try remove(at: from, in: &document, role: "from")
-            try add(value, at: path, in: &document)
+            let removed = try remove(at: from, in: &document, role: "from")
+            undo.append(removed.undo)
+            undo.append(try add(removed.value, at: path, in: &document))
         case .copy(let from, let path):
             guard let value = document[from] else { throw missing(from, role: "from") }
-            try add(value, at: path, in: &document)
+            undo.append(try add(value, at: path, in: &document))
         case .test(let path, let value):
             guard let actual = document[path] else { throw missing(path, role: "path") }
             guard actual == value else {
@@ -34,17 +49,49 @@ enum PatchApplier {
         }
     }
 
-    static func add(_ value: JSONValue, at path: JSONPointer, in document: inout JSONValue) throws(JSONPatchError) {
-        guard !path.tokens.isEmpty else {
-            document = value
-            return
+    /// Takes back mutations recorded by `apply`, newest first. Each step inverts one that succeeded on
+    /// this very document, so none can fail; a step that did would be a bug, and is skipped.
+    static func rollBack(_ undo: [Undo], in document: inout JSONValue) {
+        for step in undo.reversed() {
+            switch step {
+            case .restoreDocument(let value):
+                document = value
+            case .remove(let path):
+                _ = try? remove(at: path, in: &document)
+            case .replace(let path, let value):
+                _ = try? replace(at: path, with: value, in: &document)
+            case .insert(let path, let value, let memberPosition):
+                try? withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) in
+                    switch parent {
+                    case .object(var object):
+                        parent = .null
+                        object.insertValue(value, forKey: token, at: memberPosition ?? object.count)
+                        parent = .object(object)
+                    case .array(var array):
+                        guard let index = JSONPointer.arrayIndex(token), index <= array.count else { return }
+                        parent = .null
+                        array.insert(value, at: index)
+                        parent = .array(array)
+                    default:
+                        return
+                    }
+                }
+            }
         }
-        try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) in
+    }
+
+    static func add(_ value: JSONValue, at path: JSONPointer, in document: inout JSONValue) throws(JSONPatchError) -> Undo {
+        guard !path.tokens.isEmpty else {
+            defer { document = value }
+            return .restoreDocument(document)
+        }
+        return try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) -> Undo in
             switch parent {
             case .object(var object):
                 parent = .null
-                object[token] = value
+                let previous = object.updateValue(value, forKey: token)
                 parent = .object(object)
+                return previous.map { .replace(path, $0) } ?? .remove(path)
             case .array(var array):
                 let index: Int
                 if token == "-" {
@@ -59,58 +106,65 @@ enum PatchApplier {
                 parent = .null
                 array.insert(value, at: index)
                 parent = .array(array)
+                return .remove(token == "-" ? JSONPointer(tokens: path.tokens.dropLast() + [String(index)]) : path)
             default:
                 throw JSONPatchError(code: .pathNotFound, message: "the parent of \(quoted(path)) is not an object or array")
             }
         }
     }
 
-    static func remove(at path: JSONPointer, in document: inout JSONValue, role: String = "path") throws(JSONPatchError) -> JSONValue {
+    static func remove(at path: JSONPointer, in document: inout JSONValue, role: String = "path") throws(JSONPatchError)
+        -> (value: JSONValue, undo: Undo)
+    {
         guard !path.tokens.isEmpty else {
             // Removing the whole document leaves nothing; JSON has no "absent" document, so null stands in.
             let removed = document
             document = .null
-            return removed
+            return (removed, .restoreDocument(removed))
         }
-        return try withParent(of: path, in: &document, role: role) { (parent: inout JSONValue, token: String) throws(JSONPatchError) -> JSONValue in
+        return try withParent(of: path, in: &document, role: role) {
+            (parent: inout JSONValue, token: String) throws(JSONPatchError) -> (value: JSONValue, undo: Undo) in
             switch parent {
             case .object(var object):
-                guard object[token] != nil else { throw missing(path, role: role) }
+                guard let position = object.position(ofKey: token) else { throw missing(path, role: role) }
                 parent = .null
                 let removed = object.removeValue(forKey: token) ?? .null
                 parent = .object(object)
-                return removed
+                return (removed, .insert(path, removed, memberPosition: position))
             case .array(var array):
                 guard let index = JSONPointer.arrayIndex(token) else { throw badIndex(token, path) }
                 guard index < array.count else { throw missing(path, role: role) }
                 parent = .null
                 let removed = array.remove(at: index)
                 parent = .array(array)
-                return removed
+                return (removed, .insert(path, removed, memberPosition: nil))
             default:
                 throw missing(path, role: role)
             }
         }
     }
 
-    static func replace(at path: JSONPointer, with value: JSONValue, in document: inout JSONValue) throws(JSONPatchError) {
+    static func replace(at path: JSONPointer, with value: JSONValue, in document: inout JSONValue) throws(JSONPatchError) -> Undo {
         guard !path.tokens.isEmpty else {
-            document = value
-            return
+            defer { document = value }
+            return .restoreDocument(document)
         }
-        try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) in
+        return try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) -> Undo in
             switch parent {
             case .object(var object):
                 guard object[token] != nil else { throw missing(path, role: "path") }
                 parent = .null
-                object[token] = value
+                let previous = object.updateValue(value, forKey: token) ?? .null
                 parent = .object(object)
+                return .replace(path, previous)
             case .array(var array):
                 guard let index = JSONPointer.arrayIndex(token) else { throw badIndex(token, path) }
                 guard index < array.count else { throw missing(path, role: "path") }
                 parent = .null
+                let previous = array[index]
                 array[index] = value
                 parent = .array(array)
+                return .replace(path, previous)
             default:
                 throw missing(path, role: "path")
             }

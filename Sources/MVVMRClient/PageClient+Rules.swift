@@ -13,15 +13,18 @@ extension PageClient {
     /// An event's patch has `base = rev - 1`; an action response's has the rev the request named
     /// (`nil`: unknown to the client, so a newer rev is a gap).
     static func applyPatch(_ patch: JSONPatch, unit: String, from base: Int?, to rev: Int, in state: inout State) -> PatchOutcome {
-        guard var page = state.pages[unit], rev > page.rev else { return .ignored }
-        guard let base, base == page.rev else { return .gap }
+        guard let held = state.pages[unit]?.rev, rev > held else { return .ignored }
+        guard let base, base == held else { return .gap }
+        // Taken out of the state while it is patched, so its view has one owner and the patch changes it
+        // in place instead of copying the containers it touches; a failed patch leaves it as it was.
+        guard var page = state.pages.removeValue(forKey: unit) else { return .gap }
+        defer { state.pages[unit] = page }
         do {
             try patch.apply(toDocument: &page.view)
         } catch {
             return .gap
         }
         page.rev = rev
-        state.pages[unit] = page
         return .applied
     }
 

@@ -109,6 +109,11 @@ struct DiffPropertyTests {
             #expect(wire == patch)
             // The direct encoder writes the very bytes of the JSON form (the server sends those).
             #expect(patch.jsonBytes == patch.json.jsonBytes, "seed \(seed) iteration \(iteration): \(patch)")
+            // In place and then made to fail at the end, it rolls back to the very text it started from.
+            var document = old
+            let failing = JSONPatch(patch.operations + [.remove(path: JSONPointer(tokens: ["no such member", "x"]))])
+            #expect(throws: JSONPatchError.self) { try failing.apply(toDocument: &document) }
+            #expect(document.jsonString == old.jsonString, "seed \(seed) iteration \(iteration): rolled back \(patch)")
         }
     }
 

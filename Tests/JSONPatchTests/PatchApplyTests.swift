@@ -71,6 +71,21 @@ struct PatchApplyTests {
         #expect(throws: JSONPatchError.self) { try patch.apply(to: document) }
     }
 
+    /// A failing operation rolls back every one before it, in place: the very same text, keys in order.
+    @Test func aFailureRollsBackEveryEarlierOperationKeepingKeyOrder() throws {
+        let original = try JSONValue(parsing: #"{"a":1,"b":{"c":[1,2,3],"d":"x"},"e":[{"k":1}],"f":null}"#)
+        let patch = try JSONPatch(json: JSONValue(parsing: #"""
+            [{"op":"remove","path":"/a"},{"op":"add","path":"/b/c/-","value":4},{"op":"move","from":"/b/d","path":"/z"},
+             {"op":"replace","path":"/e/0/k","value":2},{"op":"remove","path":"/b/c/0"},{"op":"copy","from":"/e","path":"/b/e"},
+             {"op":"add","path":"/f","value":true},{"op":"add","path":"","value":[]},{"op":"add","path":"/0","value":1},
+             {"op":"remove","path":"/nope"}]
+            """#))
+        var document = original
+        let error = #expect(throws: JSONPatchError.self) { try patch.apply(toDocument: &document) }
+        #expect(error?.operationIndex == 9)
+        #expect(document.jsonString == original.jsonString)
+    }
+
     @Test func jsonFormRoundTrips() throws {
         let patch = JSONPatch([
             .add(path: try JSONPointer("/a~1b"), value: [1]),
