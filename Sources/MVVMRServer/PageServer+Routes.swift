@@ -305,13 +305,7 @@ extension PageServer {
                 let bytes = ProtocolEncoding.actionResultBody(result)
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
-                if result.patch != nil {
-                    if let series = self.unitMetrics[unit]?.patchBytes {
-                        series.increment(by: Double(bytes.count))
-                    } else {
-                        self.patchBytes.increment([unit], by: Double(bytes.count))
-                    }
-                }
+                if result.patch != nil { self.countPatchBytes(bytes.count, unit: unit) }
                 return ActionOutcome(status: 200, body: bytes)
             } catch {
                 throw ProtocolError(error)
@@ -339,23 +333,33 @@ extension PageServer {
             actionCounter.increment([unit, action, error.code])
             throw error
         }
-        let metrics = unitMetrics[unit]
-        if !outcome.replayed, let series = metrics?.actionsOK[action] {
-            series.increment()
-        } else {
-            actionCounter.increment([unit, action, outcome.replayed ? "replayed" : "ok"])
-        }
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        if let latency = metrics?.latency {
-            latency.observe(seconds)
-        } else {
-            actionLatency.observe(seconds, [unit])
-        }
+        countAction(action, of: unit, replayed: outcome.replayed, took: ContinuousClock.now - started)
         var response = HTTPResponse.json(outcome.body, status: outcome.status)
         response.headers["Cache-Control"] = "no-store"
         if outcome.replayed { response.headers["Idempotent-Replayed"] = "true" }
         return response
+    }
+
+    /// Counts an answered action and its time, in the unit's series looked up at start (every registered
+    /// unit and action has one; a replay goes to the general counter).
+    private func countAction(_ action: String, of unit: String, replayed: Bool, took elapsed: Duration) {
+        let metrics = unitMetrics[unit]
+        if !replayed, let series = metrics?.actionsOK[action] {
+            series.increment()
+        } else {
+            actionCounter.increment([unit, action, replayed ? "replayed" : "ok"])
+        }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if let latency = metrics?.latency { latency.observe(seconds) } else { actionLatency.observe(seconds, [unit]) }
+    }
+
+    /// Counts the bytes of a response that carried a patch.
+    private func countPatchBytes(_ count: Int, unit: String) {
+        if let series = unitMetrics[unit]?.patchBytes {
+            series.increment(by: Double(count))
+        } else {
+            patchBytes.increment([unit], by: Double(count))
+        }
     }
 
     private func navigationResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {

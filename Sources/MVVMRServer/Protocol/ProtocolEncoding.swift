@@ -110,19 +110,16 @@ enum ProtocolEncoding {
     static func frame(_ event: SessionEvent) -> [UInt8] {
         switch event.kind {
         case .patch(let patch):
-            // The most frequent frame, written straight to bytes (the same text as `patchEvent(patch)` framed).
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(96 + 64 * patch.patch.count)
-            bytes.append(contentsOf: "id: ".utf8)
-            JSONValue.int(event.sequence).encode(into: &bytes)
-            bytes.append(contentsOf: "\nevent: patch\ndata: {\"unit\":".utf8)
-            JSONValue.string(patch.unit).encode(into: &bytes)
-            bytes.append(contentsOf: #","rev":"#.utf8)
-            JSONValue.int(patch.rev).encode(into: &bytes)
-            bytes.append(contentsOf: #","patch":"#.utf8)
-            patch.patch.encode(into: &bytes)
-            bytes.append(contentsOf: "}\n\n".utf8)
-            return bytes
+            // The most frequent frame: its data written straight to bytes (the same text as `patchEvent(patch)`).
+            return frame(name: "patch", sequence: event.sequence, capacity: 96 + 64 * patch.patch.count) { bytes in
+                bytes.append(contentsOf: #"{"unit":"#.utf8)
+                JSONValue.string(patch.unit).encode(into: &bytes)
+                bytes.append(contentsOf: #","rev":"#.utf8)
+                JSONValue.int(patch.rev).encode(into: &bytes)
+                bytes.append(contentsOf: #","patch":"#.utf8)
+                patch.patch.encode(into: &bytes)
+                bytes.append(UInt8(ascii: "}"))
+            }
         case .navigation(let navigation):
             return frame(name: "navigate", sequence: event.sequence, data: self.navigation(navigation))
         case .snapshot(let snapshot):
@@ -132,13 +129,24 @@ enum ProtocolEncoding {
 
     /// `id: N\nevent: NAME\ndata: JSON\n\n` (JSON is one line: the encoder never writes a newline).
     static func frame(name: String, sequence: Int?, data: JSONValue) -> [UInt8] {
+        frame(name: name, sequence: sequence, capacity: 128) { data.encode(into: &$0) }
+    }
+
+    /// A frame whose data (one line of JSON) `writeData` appends.
+    private static func frame(
+        name: String, sequence: Int?, capacity: Int, writeData: (inout [UInt8]) -> Void
+    ) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(128)
+        bytes.reserveCapacity(capacity)
         if let sequence {
-            bytes.append(contentsOf: "id: \(sequence)\n".utf8)
+            bytes.append(contentsOf: "id: ".utf8)
+            JSONValue.int(sequence).encode(into: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
         }
-        bytes.append(contentsOf: "event: \(name)\ndata: ".utf8)
-        data.encode(into: &bytes)
+        bytes.append(contentsOf: "event: ".utf8)
+        bytes.append(contentsOf: name.utf8)
+        bytes.append(contentsOf: "\ndata: ".utf8)
+        writeData(&bytes)
         bytes.append(contentsOf: [10, 10])
         return bytes
     }
