@@ -15,10 +15,10 @@ extension JSONPatch {
 
     /// Applies the operations to `document` in place; on failure `document` is left unchanged.
     ///
-    /// Each operation mutates `document` itself, not a copy (in an optimized build a container that only
-    /// `document` holds is changed where it stands), and records how to take itself back; when an
-    /// operation fails, the ones before it are rolled back, newest first, restoring the document
-    /// exactly, its members' order included.
+    /// Each operation mutates `document` itself, not a copy (a container that only `document` holds is
+    /// changed where it stands: one value in a 100,000-element array costs that value), and records how
+    /// to take itself back; when an operation fails, the ones before it are rolled back, newest first,
+    /// restoring the document exactly, its members' order included.
     ///
     /// - Parameter document: The document to patch.
     /// - Throws: ``JSONPatchError`` naming the failing operation's index.

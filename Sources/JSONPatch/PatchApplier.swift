@@ -62,18 +62,12 @@ enum PatchApplier {
                 _ = try? replace(at: path, with: value, in: &document)
             case .insert(let path, let value, let memberPosition):
                 try? withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) in
-                    switch parent {
-                    case .object(var object):
-                        parent = .null
+                    if var object = parent.takeObject() {
                         object.insertValue(value, forKey: token, at: memberPosition ?? object.count)
                         parent = .object(object)
-                    case .array(var array):
-                        guard let index = JSONPointer.arrayIndex(token), index <= array.count else { return }
-                        parent = .null
-                        array.insert(value, at: index)
+                    } else if var array = parent.takeArray() {
+                        if let index = JSONPointer.arrayIndex(token), index <= array.count { array.insert(value, at: index) }
                         parent = .array(array)
-                    default:
-                        return
                     }
                 }
             }
@@ -86,13 +80,13 @@ enum PatchApplier {
             return .restoreDocument(document)
         }
         return try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) -> Undo in
-            switch parent {
-            case .object(var object):
-                parent = .null
+            if var object = parent.takeObject() {
+                defer { parent = .object(object) }
                 let previous = object.updateValue(value, forKey: token)
-                parent = .object(object)
                 return previous.map { .replace(path, $0) } ?? .remove(path)
-            case .array(var array):
+            }
+            if var array = parent.takeArray() {
+                defer { parent = .array(array) }
                 let index: Int
                 if token == "-" {
                     index = array.count
@@ -103,13 +97,10 @@ enum PatchApplier {
                     }
                     index = parsed
                 }
-                parent = .null
                 array.insert(value, at: index)
-                parent = .array(array)
                 return .remove(token == "-" ? JSONPointer(tokens: path.tokens.dropLast() + [String(index)]) : path)
-            default:
-                throw JSONPatchError(code: .pathNotFound, message: "the parent of \(quoted(path)) is not an object or array")
             }
+            throw JSONPatchError(code: .pathNotFound, message: "the parent of \(quoted(path)) is not an object or array")
         }
     }
 
@@ -124,23 +115,20 @@ enum PatchApplier {
         }
         return try withParent(of: path, in: &document, role: role) {
             (parent: inout JSONValue, token: String) throws(JSONPatchError) -> (value: JSONValue, undo: Undo) in
-            switch parent {
-            case .object(var object):
+            if var object = parent.takeObject() {
+                defer { parent = .object(object) }
                 guard let position = object.position(ofKey: token) else { throw missing(path, role: role) }
-                parent = .null
                 let removed = object.removeValue(forKey: token) ?? .null
-                parent = .object(object)
                 return (removed, .insert(path, removed, memberPosition: position))
-            case .array(var array):
+            }
+            if var array = parent.takeArray() {
+                defer { parent = .array(array) }
                 guard let index = JSONPointer.arrayIndex(token) else { throw badIndex(token, path) }
                 guard index < array.count else { throw missing(path, role: role) }
-                parent = .null
                 let removed = array.remove(at: index)
-                parent = .array(array)
                 return (removed, .insert(path, removed, memberPosition: nil))
-            default:
-                throw missing(path, role: role)
             }
+            throw missing(path, role: role)
         }
     }
 
@@ -150,24 +138,20 @@ enum PatchApplier {
             return .restoreDocument(document)
         }
         return try withParent(of: path, in: &document) { (parent: inout JSONValue, token: String) throws(JSONPatchError) -> Undo in
-            switch parent {
-            case .object(var object):
+            if var object = parent.takeObject() {
+                defer { parent = .object(object) }
                 guard object[token] != nil else { throw missing(path, role: "path") }
-                parent = .null
-                let previous = object.updateValue(value, forKey: token) ?? .null
-                parent = .object(object)
-                return .replace(path, previous)
-            case .array(var array):
+                return .replace(path, object.updateValue(value, forKey: token) ?? .null)
+            }
+            if var array = parent.takeArray() {
+                defer { parent = .array(array) }
                 guard let index = JSONPointer.arrayIndex(token) else { throw badIndex(token, path) }
                 guard index < array.count else { throw missing(path, role: "path") }
-                parent = .null
-                let previous = array[index]
-                array[index] = value
-                parent = .array(array)
+                var previous = value
+                swap(&previous, &array[index])
                 return .replace(path, previous)
-            default:
-                throw missing(path, role: "path")
             }
+            throw missing(path, role: "path")
         }
     }
 
@@ -176,7 +160,9 @@ enum PatchApplier {
     /// Iterative, so a pointer as deep as the document allows costs no call stack: each
     /// container on the way down is moved out of its parent onto a stack (its slot holds
     /// `.null` meanwhile, which keeps every container uniquely referenced and copy-free), and
-    /// the path is reassembled on the way back up, on success and failure alike.
+    /// the path is reassembled on the way back up, on success and failure alike. Containers are
+    /// moved with `takeObject()`/`takeArray()`, never bound by a `switch` on the value in place: a
+    /// switch keeps its own reference to what it matched, and the mutation would then copy.
     private static func withParent<Result>(
         of path: JSONPointer,
         in document: inout JSONValue,
@@ -191,43 +177,35 @@ enum PatchApplier {
         var memberPositions: [Int] = []
         var arrays: [[JSONValue]] = []
         var arrayIndices: [Int] = []
-        var current = document
-        document = .null
+        var current = JSONValue.null
+        swap(&current, &document)
         var outcome: Swift.Result<Result, JSONPatchError>?
         for token in path.tokens.dropLast() {
-            switch current {
-            case .object(var object):
+            if var object = current.takeObject() {
                 guard let position = object.position(ofKey: token) else {
+                    current = .object(object)
                     outcome = .failure(missing(path, role: role))
                     break
                 }
-                current = .null
-                let child = object.members[position].value
-                object.members[position].value = .null
+                swap(&current, &object.members[position].value)
                 isObject.append(true)
                 objects.append(object)
                 memberPositions.append(position)
-                current = child
-            case .array(var array):
-                guard let index = JSONPointer.arrayIndex(token) else {
-                    outcome = .failure(badIndex(token, path))
+            } else if var array = current.takeArray() {
+                guard let index = JSONPointer.arrayIndex(token), index < array.count else {
+                    let failure = JSONPointer.arrayIndex(token) == nil ? badIndex(token, path) : missing(path, role: role)
+                    current = .array(array)
+                    outcome = .failure(failure)
                     break
                 }
-                guard index < array.count else {
-                    outcome = .failure(missing(path, role: role))
-                    break
-                }
-                current = .null
-                let child = array[index]
-                array[index] = .null
+                swap(&current, &array[index])
                 isObject.append(false)
                 arrays.append(array)
                 arrayIndices.append(index)
-                current = child
-            default:
+            } else {
                 outcome = .failure(missing(path, role: role))
+                break
             }
-            if outcome != nil { break }
         }
         if outcome == nil {
             do {
@@ -240,15 +218,15 @@ enum PatchApplier {
         while let containerIsObject = isObject.popLast() {
             if containerIsObject {
                 var object = objects.removeLast()
-                object.members[memberPositions.removeLast()].value = current
+                swap(&current, &object.members[memberPositions.removeLast()].value)
                 current = .object(object)
             } else {
                 var array = arrays.removeLast()
-                array[arrayIndices.removeLast()] = current
+                swap(&current, &array[arrayIndices.removeLast()])
                 current = .array(array)
             }
         }
-        document = current
+        swap(&current, &document)
         switch outcome {
         case .success(let result)?:
             return result
@@ -275,5 +253,27 @@ enum PatchApplier {
 
     private static func quoted(_ path: JSONPointer) -> String {
         "\"\(path)\""
+    }
+}
+
+extension JSONValue {
+    /// Moves the object out of this value, leaving `.null`, so that the caller holds its only reference
+    /// and changes it without a copy; nil (and this value unchanged) when it is not an object.
+    mutating func takeObject() -> JSONObject? {
+        guard case .object = self else { return nil }
+        let taken = self
+        self = .null
+        guard case .object(let object) = consume taken else { return nil }
+        return object
+    }
+
+    /// Moves the array out of this value, leaving `.null`, so that the caller holds its only reference
+    /// and changes it without a copy; nil (and this value unchanged) when it is not an array.
+    mutating func takeArray() -> [JSONValue]? {
+        guard case .array = self else { return nil }
+        let taken = self
+        self = .null
+        guard case .array(let array) = consume taken else { return nil }
+        return array
     }
 }

@@ -71,6 +71,25 @@ struct PatchApplyTests {
         #expect(throws: JSONPatchError.self) { try patch.apply(to: document) }
     }
 
+    /// In place, a value inside a large array is changed where it stands: the array is not copied, and a
+    /// rolled-back failure does not copy it either.
+    @Test func applyingInPlaceDoesNotCopyALargeArray() throws {
+        var document: JSONValue = ["rows": .array((0..<1000).map { .int($0) }), "n": 1]
+        func rowsBuffer(_ document: JSONValue) -> UInt? {
+            guard case .array(let rows)? = document[JSONPointer(tokens: ["rows"])] else { return nil }
+            return rows.withUnsafeBufferPointer { $0.baseAddress.map { UInt(bitPattern: $0) } }
+        }
+        let before = try #require(rowsBuffer(document))
+        let replace = PatchOperation.replace(path: JSONPointer(tokens: ["rows", "500"]), value: -1)
+        try JSONPatch([replace]).apply(toDocument: &document)
+        #expect(rowsBuffer(document) == before)
+        #expect(document[JSONPointer(tokens: ["rows", "500"])] == -1)
+        #expect(throws: JSONPatchError.self) {
+            try JSONPatch([replace, .remove(path: JSONPointer(tokens: ["nope"]))]).apply(toDocument: &document)
+        }
+        #expect(rowsBuffer(document) == before)
+    }
+
     /// A failing operation rolls back every one before it, in place: the very same text, keys in order.
     @Test func aFailureRollsBackEveryEarlierOperationKeepingKeyOrder() throws {
         let original = try JSONValue(parsing: #"{"a":1,"b":{"c":[1,2,3],"d":"x"},"e":[{"k":1}],"f":null}"#)
