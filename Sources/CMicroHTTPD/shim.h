@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/eventfd.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /*
  * Leaves the request target exactly as received. MicroHTTP decodes percent escapes itself,
@@ -81,6 +84,27 @@ static inline uint16_t mvvmr_mhd_bound_port(struct MHD_Daemon *daemon) {
 /*
  * Iterates over the values of several kinds at once (`kinds` is a bitmask of MHD_ValueKind), in one pass.
  */
+/*
+ * Stops a running daemon from accepting connections, for a graceful stop, without
+ * MHD_quiesce_daemon: with a thread pool, libmicrohttpd 0.9.75's quiesce races its own worker
+ * threads (both remove the listening socket from a worker's epoll set, and the one that finds it
+ * already gone aborts the process). Instead the listening socket's descriptor number is pointed,
+ * atomically (dup2), at an eventfd that never becomes readable. The listening socket is closed by
+ * that: new connections are refused, and the kernel drops it from every epoll set. The library goes
+ * on holding a valid descriptor that never wakes a worker, and closes it itself when stopped.
+ * Returns 0 on success; -1 when nothing could be done (the daemon then accepts until it stops).
+ */
+static inline int mvvmr_mhd_stop_listening(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_LISTEN_FD);
+    if (info == NULL || info->listen_fd < 0) return -1;
+    int quiet = eventfd(0, EFD_CLOEXEC);
+    if (quiet < 0) return -1;
+    int result = dup2(quiet, info->listen_fd) < 0 ? -1 : 0;
+    if (result == 0) (void)fcntl(info->listen_fd, F_SETFD, FD_CLOEXEC);
+    close(quiet);
+    return result;
+}
+
 static inline int mvvmr_mhd_connection_values(struct MHD_Connection *connection, unsigned int kinds,
                                               MHD_KeyValueIterator iterator, void *context) {
     return MHD_get_connection_values(connection, (enum MHD_ValueKind)kinds, iterator, context);

@@ -158,12 +158,10 @@ public final class HTTPServer: Sendable {
         guard let stopping else { return }
         draining.store(true, ordering: .relaxed)
         stopping.heartbeat?.cancel()
-        // Quiescing hands the listening socket back to us. Shut it down at once (new connections are refused),
-        // but close it only after the library has stopped: a worker thread may still name that descriptor
-        // in its epoll calls, and if its number were reused by another socket meanwhile, the worker would
-        // remove that socket from its epoll set and later abort ("Failed to remove FD from epoll set").
-        let listenSocket = MHD_quiesce_daemon(stopping.daemon.pointer)
-        if listenSocket >= 0 { shutdown(listenSocket, Int32(SHUT_RDWR)) }
+        // New connections are refused from here on. Not with MHD_quiesce_daemon, which races the library's
+        // own worker threads and can abort the process; see `mvvmr_mhd_stop_listening`. The descriptor stays
+        // the library's (never freed for reuse while its workers name it) until MHD_stop_daemon closes it.
+        _ = mvvmr_mhd_stop_listening(stopping.daemon.pointer)
         for stream in stopping.streams { stream.end(.serverStopping) }
 
         let clock = ContinuousClock()
@@ -189,7 +187,6 @@ public final class HTTPServer: Sendable {
             state.daemon = nil
         }
         MHD_stop_daemon(stopping.daemon.pointer)
-        if listenSocket >= 0 { close(listenSocket) }
     }
 
     // MARK: - Library callbacks

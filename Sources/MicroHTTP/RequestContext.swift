@@ -49,7 +49,7 @@ struct ConnectionHandle: @unchecked Sendable {
 
 /// A libmicrohttpd daemon pointer kept in the server's locked lifecycle state.
 struct DaemonHandle: @unchecked Sendable {
-    // @unchecked Sendable: the library's daemon functions used here (quiesce, stop) are thread-safe, and
-    // the server calls each at most once.
+    // @unchecked Sendable: what the server does with it (stop listening, stop) is thread-safe, and it does
+    // each at most once.
     let pointer: OpaquePointer
 }

@@ -616,6 +616,37 @@ private final class TerminationLog: Sendable {
         }
     }
 
+    /// While it drains, a server refuses connections without its workers spinning on the closed listening
+    /// socket: the wait costs no CPU.
+    @Test func drainingCostsNoCPUWhileARequestIsInFlight() async throws {
+        let gate = Gate()
+        defer { gate.open() }
+        try await withServer(router: Self.router(gate: gate), exclusive: true) { server in
+            let port = server.port
+            let inFlight = Task { try await blocking { try RawHTTP.request(port: port, "GET", "/slow", timeout: .seconds(20)) } }
+            #expect(await eventually { gate.arrivals == 1 })
+            let stopping = Task { await blocking { server.stop(gracePeriod: .seconds(10)) } }
+            #expect(await eventually { server.isDraining })
+            #expect(await blocking { () -> Bool in
+                let deadline = Deadline(.seconds(2))
+                while !deadline.hasPassed {
+                    if Self.connectionRefused(port: port) { return true }
+                    usleep(10_000)
+                }
+                return false
+            })
+            let workers = libraryWorkerThreadIDs()
+            #expect(!workers.isEmpty)
+            let before = threadsCPUTime(workers)
+            try await Task.sleep(for: .seconds(1))
+            let used = threadsCPUTime(workers) - before
+            #expect(used < .milliseconds(150), "the library's workers used \(used) of CPU in 1 s of draining")
+            gate.open()
+            #expect(try await inFlight.value.status == 200)
+            await stopping.value
+        }
+    }
+
     @Test func aRequestStillWaitingWhenTheGracePeriodEndsGets503() async throws {
         let gate = Gate()
         defer { gate.open() }

@@ -255,7 +255,6 @@ func fnv1a(_ bytes: [UInt8]) -> UInt64 {
     return hash
 }
 
-/// CPU time (user + system) the whole process used so far.
 /// The ids of the process's libmicrohttpd worker threads (named `MHD-worker` by the library).
 func libraryWorkerThreadIDs() -> Set<Int> {
     var identifiers = Set<Int>()
