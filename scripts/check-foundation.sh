@@ -15,7 +15,7 @@ for module in "${server_modules[@]}"; do
   fi
 done
 for binary in .build/debug/mvvmr-demo .build/release/mvvmr-demo; do
-  if [ -x "$binary" ] && ldd "$binary" | grep -qE 'libFoundation(Networking|XML|Internationalization)?\.so'; then
+  if [ -x "$binary" ] && ldd "$binary" | grep -E 'libFoundation(Networking|XML|Internationalization)?\.so' >/dev/null; then
     echo "$binary links full Foundation:"
     ldd "$binary" | grep -E 'libFoundation'
     status=1

@@ -101,12 +101,12 @@ for _ in $(seq 1 100); do
   kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; fail "the server exited at start"; }
   sleep 0.1
 done
-curl -fs "http://127.0.0.1:$port/healthz" | grep -q '"ok"' || fail "/healthz"
+curl -fs "http://127.0.0.1:$port/healthz" | grep '"ok"' >/dev/null || fail "/healthz"
 session=$(curl -fs -X POST "http://127.0.0.1:$port/api/sessions" | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
-curl -fs -H "X-Session-ID: $session" "http://127.0.0.1:$port/api/pages/greeting" | grep -q 'Say hello to who?' || fail "a page"
+curl -fs -H "X-Session-ID: $session" "http://127.0.0.1:$port/api/pages/greeting" | grep 'Say hello to who?' >/dev/null || fail "a page"
 curl -fs -X POST -H "X-Session-ID: $session" -d '{"action":"showGreeting"}' "http://127.0.0.1:$port/api/pages/greeting/actions" \
-  | grep -q 'Hello David Blaine' || fail "an action"
-curl -fs "http://127.0.0.1:$port/" | grep -qi '<html' || fail "the browser client's files"
+  | grep 'Hello David Blaine' >/dev/null || fail "an action"
+curl -fs "http://127.0.0.1:$port/" | grep -i '<html' >/dev/null || fail "the browser client's files"
 chroot --userspec="$uid:$uid" "$rootfs" /usr/bin/env -i "PORT=$port" "$entrypoint" --healthcheck || fail "--healthcheck"
 owner=$(awk '/^Uid:/{print $2}' "/proc/$(pgrep -P "$server_pid" -f mvvmr-demo | head -1 || echo "$server_pid")/status" 2>/dev/null || echo "")
 echo "server runs as uid ${owner:-?}"

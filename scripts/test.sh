@@ -21,7 +21,7 @@ build_without_warnings() {
   if ! swift build --build-tests "$@" 2>&1 | tee "$log"; then
     echo "build failed"; return 1
   fi
-  if grep -E '(^|[^a-z])warning:' "$log" | grep -v '^warning: (multiple|unable to find)' | grep -q .; then
+  if grep -E '(^|[^a-z])warning:' "$log" | grep -v '^warning: (multiple|unable to find)' | grep . >/dev/null; then
     echo "the build has warnings; the project allows none:"
     grep -E 'warning:' "$log" | sort -u
     return 1
