@@ -82,9 +82,6 @@ static inline uint16_t mvvmr_mhd_bound_port(struct MHD_Daemon *daemon) {
 }
 
 /*
- * Iterates over the values of several kinds at once (`kinds` is a bitmask of MHD_ValueKind), in one pass.
- */
-/*
  * Stops a running daemon from accepting connections, for a graceful stop, without
  * MHD_quiesce_daemon: with a thread pool, libmicrohttpd 0.9.75's quiesce races its own worker
  * threads (both remove the listening socket from a worker's epoll set, and the one that finds it
@@ -105,9 +102,46 @@ static inline int mvvmr_mhd_stop_listening(struct MHD_Daemon *daemon) {
     return result;
 }
 
-static inline int mvvmr_mhd_connection_values(struct MHD_Connection *connection, unsigned int kinds,
-                                              MHD_KeyValueIterator iterator, void *context) {
-    return MHD_get_connection_values(connection, (enum MHD_ValueKind)kinds, iterator, context);
+/*
+ * A connection's values of some kinds (`kinds` is a bitmask of MHD_ValueKind), packed by C into one
+ * byte buffer so that Swift reads a request's headers, cookies and query parameters with one call and
+ * no allocation per value. Each value is written as
+ *   kind (1 byte) | key length (4 bytes, host order) | value length (4 bytes; 0xFFFFFFFF: no value)
+ *   | key bytes | value bytes
+ * in the order the library keeps them. Nothing is written past `capacity`; the return value is the
+ * length the whole packing needs, so a caller whose buffer was too small calls again with that size.
+ */
+struct mvvmr_mhd_value_pack {
+    uint8_t *bytes;
+    size_t capacity;
+    size_t length;
+};
+
+static inline enum MHD_Result mvvmr_mhd_pack_value(void *context, enum MHD_ValueKind kind, const char *key,
+                                                   size_t key_size, const char *value, size_t value_size) {
+    struct mvvmr_mhd_value_pack *pack = (struct mvvmr_mhd_value_pack *)context;
+    if (key == NULL || key_size > UINT32_MAX - 1 || value_size > UINT32_MAX - 1) return MHD_YES;
+    size_t value_length = value == NULL ? 0 : value_size;
+    size_t needed = 9 + key_size + value_length;
+    if (pack->length + needed <= pack->capacity) {
+        uint8_t *out = pack->bytes + pack->length;
+        uint32_t key_field = (uint32_t)key_size;
+        uint32_t value_field = value == NULL ? UINT32_MAX : (uint32_t)value_size;
+        out[0] = (uint8_t)kind;
+        memcpy(out + 1, &key_field, 4);
+        memcpy(out + 5, &value_field, 4);
+        memcpy(out + 9, key, key_size);
+        if (value_length > 0) memcpy(out + 9 + key_size, value, value_length);
+    }
+    pack->length += needed;
+    return MHD_YES;
+}
+
+static inline size_t mvvmr_mhd_pack_values(struct MHD_Connection *connection, unsigned int kinds,
+                                           uint8_t *bytes, size_t capacity) {
+    struct mvvmr_mhd_value_pack pack = {bytes, capacity, 0};
+    (void)MHD_get_connection_values_n(connection, (enum MHD_ValueKind)kinds, mvvmr_mhd_pack_value, &pack);
+    return pack.length;
 }
 
 /*

@@ -22,30 +22,76 @@ public struct HTTPHeader: Sendable, Hashable {
 /// headers.add(name: "Set-Cookie", value: "a=1")
 /// headers["content-type"]  // "application/json"
 /// ```
+///
+/// A request's headers stay in the bytes the server read them into until a field is looked up or
+/// changed, so a handler pays only for the fields it reads.
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    private enum Storage: Sendable {
+        case fields([HTTPHeader])
+        /// A request's values as read from the library: its entries of kind header are the fields.
+        case packed(PackedValues)
+    }
+
+    private var storage: Storage
+
     /// The fields in the order they were added.
-    public private(set) var fields: [HTTPHeader]
+    public var fields: [HTTPHeader] {
+        switch storage {
+        case .fields(let fields):
+            return fields
+        case .packed(let packed):
+            var fields: [HTTPHeader] = []
+            packed.forEachEntry { entry in
+                guard entry.kind == PackedValues.headerKind else { return true }
+                fields.append(HTTPHeader(name: packed.string(entry.key), value: entry.value.map(packed.string) ?? ""))
+                return true
+            }
+            return fields
+        }
+    }
 
     /// Creates an empty header list.
-    public init() { fields = [] }
+    public init() { storage = .fields([]) }
 
     /// Creates a header list from name/value pairs, keeping their order.
     /// - Parameter elements: the fields.
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { HTTPHeader(name: $0.0, value: $0.1) }
+        storage = .fields(elements.map { HTTPHeader(name: $0.0, value: $0.1) })
     }
 
     /// Creates a header list from fields, keeping their order.
     /// - Parameter fields: the fields.
-    public init(_ fields: [HTTPHeader]) { self.fields = fields }
+    public init(_ fields: [HTTPHeader]) { storage = .fields(fields) }
+
+    init(packed: PackedValues) { storage = .packed(packed) }
 
     /// The value of the first field with this name (ignoring case), or `nil`.
     /// Setting replaces every field of that name; setting `nil` removes them.
     public subscript(name: String) -> String? {
-        get { fields.first { Self.equalIgnoringASCIICase($0.name, name) }?.value }
+        get {
+            switch storage {
+            case .fields(let fields):
+                return fields.first { Self.equalIgnoringASCIICase($0.name, name) }?.value
+            case .packed(let packed):
+                var name = name
+                return name.withUTF8 { nameBytes -> String? in
+                    var found: String?
+                    packed.forEachEntry { entry in
+                        guard entry.kind == PackedValues.headerKind, packed.key(entry.key, equalsIgnoringCase: nameBytes)
+                        else { return true }
+                        found = entry.value.map(packed.string) ?? ""
+                        return false
+                    }
+                    return found
+                }
+            }
+        }
         set {
+            var fields = self.fields
+            storage = .fields([])  // the array is uniquely referenced again, so changing it does not copy it
             fields.removeAll { Self.equalIgnoringASCIICase($0.name, name) }
             if let newValue { fields.append(HTTPHeader(name: name, value: newValue)) }
+            storage = .fields(fields)
         }
     }
 
@@ -61,14 +107,40 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     ///   - name: the field name.
     ///   - value: the field value.
     public mutating func add(name: String, value: String) {
+        var fields = self.fields
+        storage = .fields([])  // the array is uniquely referenced again, so the append does not copy it
         fields.append(HTTPHeader(name: name, value: value))
+        storage = .fields(fields)
     }
 
     /// The number of fields.
-    public var count: Int { fields.count }
+    public var count: Int {
+        switch storage {
+        case .fields(let fields):
+            return fields.count
+        case .packed(let packed):
+            var count = 0
+            packed.forEachEntry { entry in
+                if entry.kind == PackedValues.headerKind { count += 1 }
+                return true
+            }
+            return count
+        }
+    }
 
     /// Iterates over the fields in order.
     public func makeIterator() -> IndexingIterator<[HTTPHeader]> { fields.makeIterator() }
+
+    /// Whether two lists have the same fields in the same order (names compared as written).
+    /// - Parameters:
+    ///   - left: one list.
+    ///   - right: the other.
+    /// - Returns: `true` when they are equal.
+    public static func == (left: HTTPHeaders, right: HTTPHeaders) -> Bool { left.fields == right.fields }
+
+    /// Hashes the fields in order.
+    /// - Parameter hasher: the hasher.
+    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     static func equalIgnoringASCIICase(_ left: String, _ right: String) -> Bool {
         let leftBytes = left.utf8
@@ -85,7 +157,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         return Self.bytesEqualIgnoringASCIICase(Array(leftBytes), Array(rightBytes))
     }
 
-    private static func bytesEqualIgnoringASCIICase<Bytes: RandomAccessCollection<UInt8>>(
+    static func bytesEqualIgnoringASCIICase<Bytes: RandomAccessCollection<UInt8>>(
         _ left: Bytes, _ right: Bytes
     ) -> Bool where Bytes.Index == Int {
         guard left.count == right.count else { return false }

@@ -25,7 +25,7 @@ public struct HTTPRequest: Sendable {
     /// The path's segments, each percent-decoded on its own (an encoded `/` stays inside its segment).
     public var pathSegments: [String]
     /// Values of the route pattern's `{name}` placeholders, decoded.
-    public var pathParameters: [String: String]
+    public var pathParameters: PathParameters
     /// The query parameters, in order, decoded.
     public var query: [QueryItem]
     /// The header fields, in order.
@@ -61,7 +61,7 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.rawPath = path
         self.pathSegments = (try? PercentDecoding.pathSegments(of: Array(path.utf8))) ?? []
-        self.pathParameters = [:]
+        self.pathParameters = PathParameters()
         self.query = query
         self.headers = headers
         self.cookies = cookies
@@ -73,7 +73,7 @@ public struct HTTPRequest: Sendable {
         method: String,
         rawPath: String,
         pathSegments: [String],
-        pathParameters: [String: String],
+        pathParameters: PathParameters,
         query: [QueryItem],
         headers: HTTPHeaders,
         cookies: [String: String],

@@ -16,6 +16,9 @@ public struct HTTPRouter: Sendable {
         let method: String
         let segments: [PatternSegment]
         let handler: RouteHandler
+        /// The placeholders' names, and the index of the segment each stands for.
+        let parameterNames: [String]
+        let parameterPositions: [Int]
     }
 
     private enum PatternSegment: Sendable, Equatable {
@@ -25,7 +28,7 @@ public struct HTTPRouter: Sendable {
 
     /// What the router decided for one request.
     enum Resolution {
-        case matched(RouteHandler, parameters: [String: String])
+        case matched(RouteHandler, parameters: PathParameters)
         case methodNotAllowed([String])
         case notFound
     }
@@ -49,7 +52,18 @@ public struct HTTPRouter: Sendable {
             }
             return .literal(String(part))
         }
-        routes.append(Route(method: method.uppercased(), segments: segments, handler: handler))
+        var parameterNames: [String] = []
+        var parameterPositions: [Int] = []
+        for (position, segment) in segments.enumerated() {
+            if case .parameter(let name) = segment {
+                parameterNames.append(name)
+                parameterPositions.append(position)
+            }
+        }
+        routes.append(
+            Route(
+                method: method.uppercased(), segments: segments, handler: handler, parameterNames: parameterNames,
+                parameterPositions: parameterPositions))
     }
 
     /// Adds a `GET` route answered synchronously (it also answers `HEAD`).
@@ -80,9 +94,13 @@ public struct HTTPRouter: Sendable {
     func resolve(method: String, segments: [String]) -> Resolution {
         let effectiveMethod = method == "HEAD" ? "GET" : method
         var allowed: [String] = []
-        for route in routes where route.segments.count == segments.count {
-            guard let parameters = match(route.segments, segments) else { continue }
+        // Indices rather than copies: a copy of each route would retain its pattern and handler.
+        for index in routes.indices where routes[index].segments.count == segments.count {
+            guard matches(routes[index].segments, segments) else { continue }
+            let route = routes[index]
             if route.method == effectiveMethod {
+                let parameters = PathParameters(
+                    names: route.parameterNames, positions: route.parameterPositions, segments: segments)
                 return .matched(route.handler, parameters: parameters)
             }
             if !allowed.contains(route.method) {
@@ -91,20 +109,14 @@ public struct HTTPRouter: Sendable {
             }
         }
         if !allowed.isEmpty { return .methodNotAllowed(allowed) }
-        if let fallback, effectiveMethod == "GET" { return .matched(fallback, parameters: [:]) }
+        if let fallback, effectiveMethod == "GET" { return .matched(fallback, parameters: PathParameters()) }
         return .notFound
     }
 
-    private func match(_ pattern: [PatternSegment], _ segments: [String]) -> [String: String]? {
-        var parameters: [String: String] = [:]
+    private func matches(_ pattern: [PatternSegment], _ segments: [String]) -> Bool {
         for (patternSegment, segment) in zip(pattern, segments) {
-            switch patternSegment {
-            case .literal(let literal):
-                if literal != segment { return nil }
-            case .parameter(let name):
-                parameters[name] = segment
-            }
+            if case .literal(let literal) = patternSegment, literal != segment { return false }
         }
-        return parameters
+        return true
     }
 }

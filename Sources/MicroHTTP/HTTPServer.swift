@@ -270,7 +270,7 @@ public final class HTTPServer: Sendable {
         let rawPath = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
         let segments: [String]
         do {
-            segments = try PercentDecoding.pathSegments(of: Array(rawPath))
+            segments = try PercentDecoding.pathSegments(of: rawPath)
         } catch {
             return queue(HTTPError.invalidPath.response, on: connection, for: context)
         }
@@ -288,7 +288,7 @@ public final class HTTPServer: Sendable {
                 pathSegments: segments,
                 pathParameters: parameters,
                 query: values.query,
-                headers: HTTPHeaders(values.headers),
+                headers: values.headers,
                 cookies: values.cookies,
                 body: context.body,
                 remoteIP: Self.remoteIP(of: connection)
@@ -388,7 +388,11 @@ public final class HTTPServer: Sendable {
         }
         guard let libraryResponse else { return .NO }
         for field in response.headers {
-            _ = MHD_add_response_header(libraryResponse, field.name, field.value)
+            // withCString hands over a native string's own bytes; passing the strings as arguments would
+            // copy each into a new array first.
+            _ = field.name.withCString { name in
+                field.value.withCString { value in MHD_add_response_header(libraryResponse, name, value) }
+            }
         }
         if isDraining && response.headers["Connection"] == nil {
             _ = MHD_add_response_header(libraryResponse, "Connection", "close")

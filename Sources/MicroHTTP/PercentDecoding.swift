@@ -11,15 +11,20 @@ enum PercentDecoding {
     /// Splits a raw path on `/` and decodes each segment. Empty segments (from `//` or a trailing `/`) are
     /// dropped. Fails on a malformed escape, invalid UTF-8 or a NUL byte anywhere.
     static func pathSegments(of rawPath: [UInt8]) throws(Failure) -> [String] {
+        try rawPath.withUnsafeBufferPointer { (buffer) throws(Failure) -> [String] in try pathSegments(of: buffer) }
+    }
+
+    /// Splits a raw path on `/` and decodes each segment, reading the bytes where they are.
+    static func pathSegments(of rawPath: UnsafeBufferPointer<UInt8>) throws(Failure) -> [String] {
         var segments: [String] = []
         segments.reserveCapacity(8)
-        var start = 0
-        let count = rawPath.count
-        var index = 0
+        var start = rawPath.startIndex
+        let count = rawPath.endIndex
+        var index = rawPath.startIndex
         while index <= count {
             if index == count || rawPath[index] == UInt8(ascii: "/") {
                 if index > start {
-                    segments.append(try decode(rawPath[start..<index], plusIsSpace: false))
+                    segments.append(try decode(UnsafeBufferPointer(rebasing: rawPath[start..<index]), plusIsSpace: false))
                 }
                 start = index + 1
             }
@@ -29,7 +34,8 @@ enum PercentDecoding {
     }
 
     /// Decodes `%XX` escapes (and `+` as a space when asked).
-    static func decode(_ bytes: ArraySlice<UInt8>, plusIsSpace: Bool) throws(Failure) -> String {
+    static func decode<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, plusIsSpace: Bool) throws(Failure) -> String
+    where Bytes.Index == Int {
         var needsWork = false
         var isASCII = true
         for byte in bytes {

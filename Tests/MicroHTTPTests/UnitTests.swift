@@ -11,7 +11,7 @@ import Testing
     }
 
     /// Runs a matched handler and returns its text body.
-    private static func answer(_ resolution: HTTPRouter.Resolution) throws -> (text: String, parameters: [String: String])? {
+    private static func answer(_ resolution: HTTPRouter.Resolution) throws -> (text: String, parameters: PathParameters)? {
         guard case .matched(let handler, let parameters) = resolution, case .synchronous(let handle) = handler else { return nil }
         let response = try handle(HTTPRequest(method: "GET", path: "/"))
         guard case .bytes(let bytes) = response.body else { return nil }
@@ -132,6 +132,87 @@ import Testing
         headers["accept"] = nil
         #expect(headers.count == 1)
         #expect(headers["Accept"] == nil)
+    }
+
+    /// Values packed as the C shim packs them: kind, key length, value length (`nil`: none), key, value.
+    private static func packed(_ values: [(kind: UInt8, key: String, value: String?)]) -> PackedValues {
+        var bytes: [UInt8] = []
+        for value in values {
+            bytes.append(value.kind)
+            withUnsafeBytes(of: UInt32(value.key.utf8.count)) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: value.value.map { UInt32($0.utf8.count) } ?? UInt32.max) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: value.key.utf8)
+            bytes.append(contentsOf: (value.value ?? "").utf8)
+        }
+        return PackedValues(bytes: bytes)
+    }
+
+    @Test func headersReadFromTheLibrarysPackingSkipCookiesAndQueryValues() {
+        let cookie: UInt8 = 2
+        let query: UInt8 = 8
+        let headers = HTTPHeaders(
+            packed: Self.packed([
+                (PackedValues.headerKind, "Host", "example.org"), (cookie, "session", "abc"), (query, "flag", nil),
+                (PackedValues.headerKind, "X-Multi", "1"), (PackedValues.headerKind, "x-multi", "2"),
+                (PackedValues.headerKind, "X-Empty", ""),
+            ]))
+        #expect(headers.count == 4)
+        #expect(headers["HOST"] == "example.org")
+        #expect(headers["session"] == nil)
+        #expect(headers["flag"] == nil)
+        #expect(headers["x-empty"] == "")
+        #expect(headers.values(for: "X-MULTI") == ["1", "2"])
+        #expect(headers.map(\.name) == ["Host", "X-Multi", "x-multi", "X-Empty"])
+        #expect(headers == ["Host": "example.org", "X-Multi": "1", "x-multi": "2", "X-Empty": ""])
+        #expect(headers.hashValue == HTTPHeaders(headers.fields).hashValue)
+    }
+
+    @Test func changingHeadersReadFromTheLibraryKeepsTheOtherFields() {
+        var headers = HTTPHeaders(
+            packed: Self.packed([(PackedValues.headerKind, "Host", "h"), (PackedValues.headerKind, "Accept", "a")]))
+        headers["accept"] = "b"
+        headers.add(name: "X-New", value: "n")
+        #expect(headers.fields == [HTTPHeader(name: "Host", value: "h"), HTTPHeader(name: "accept", value: "b"), HTTPHeader(name: "X-New", value: "n")])
+    }
+
+    @Test func aTruncatedPackingYieldsItsWholeValuesOnly() {
+        let whole = Self.packed([(PackedValues.headerKind, "A", "1"), (PackedValues.headerKind, "B", "2")])
+        for cut in 0..<whole.bytes.count {
+            let headers = HTTPHeaders(packed: PackedValues(bytes: Array(whole.bytes.prefix(cut))))
+            let expected = cut >= 11 ? ["A"] : []
+            #expect(headers.map(\.name) == expected, "cut at \(cut)")
+        }
+        #expect(HTTPHeaders(packed: whole).map(\.name) == ["A", "B"])
+    }
+}
+
+@Suite struct PathParameterTests {
+    @Test func valuesAreFoundByNameInTheirSegments() {
+        var router = HTTPRouter()
+        router.add("GET", "/users/{id}/files/{file}", .synchronous { _ in .text("") })
+        guard case .matched(_, let parameters) = router.resolve(method: "GET", segments: ["users", "7", "files", "a.txt"]) else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters["id"] == "7")
+        #expect(parameters["file"] == "a.txt")
+        #expect(parameters["users"] == nil)
+        #expect(parameters.count == 2)
+        #expect(parameters.dictionary == ["id": "7", "file": "a.txt"])
+        #expect(parameters == ["file": "a.txt", "id": "7"])
+        #expect(parameters != ["file": "a.txt", "id": "8"])
+    }
+
+    @Test func aRouteWithoutPlaceholdersHasNone() {
+        var router = HTTPRouter()
+        router.add("GET", "/api/units", .synchronous { _ in .text("") })
+        guard case .matched(_, let parameters) = router.resolve(method: "GET", segments: ["api", "units"]) else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters.isEmpty)
+        #expect(parameters["api"] == nil)
+        #expect(parameters == PathParameters())
     }
 }
 
