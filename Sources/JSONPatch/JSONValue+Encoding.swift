@@ -27,9 +27,9 @@ extension JSONValue {
     public func encode(into buffer: inout [UInt8]) {
         switch self {
         case .null:
-            buffer.append(contentsOf: "null".utf8)
+            buffer.appendLiteral("null")
         case .bool(let value):
-            buffer.append(contentsOf: value ? "true".utf8 : "false".utf8)
+            buffer.appendLiteral(value ? "true" : "false")
         case .int(let value):
             Self.encodeInteger(value, into: &buffer)
         case .double(let value):
@@ -59,7 +59,11 @@ extension JSONValue {
         }
     }
 
-    static func encodeInteger(_ value: Int, into buffer: inout [UInt8]) {
+    /// Appends an integer's JSON text, as `JSONValue.int(value).encode(into:)` does, without the value.
+    /// - Parameters:
+    ///   - value: the integer.
+    ///   - buffer: the buffer to append UTF-8 bytes to.
+    public static func encodeInteger(_ value: Int, into buffer: inout [UInt8]) {
         if value >= 0 && value < 10 {
             buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
@@ -80,7 +84,7 @@ extension JSONValue {
 
     static func encodeDouble(_ value: Double, into buffer: inout [UInt8]) {
         guard value.isFinite else {
-            buffer.append(contentsOf: "null".utf8)
+            buffer.appendLiteral("null")
             return
         }
         // Swift's description is the shortest text that round-trips ("1.0", "1e-05", "1.5e+300"),
@@ -88,7 +92,12 @@ extension JSONValue {
         buffer.append(contentsOf: value.description.utf8)
     }
 
-    static func encodeString(_ value: String, into buffer: inout [UInt8]) {
+    /// Appends a string's JSON text (quoted and escaped), as `JSONValue.string(value).encode(into:)` does,
+    /// without the value.
+    /// - Parameters:
+    ///   - value: the string.
+    ///   - buffer: the buffer to append UTF-8 bytes to.
+    public static func encodeString(_ value: String, into buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
         let handled: Void? = value.utf8.withContiguousStorageIfAvailable { bytes in
             appendEscaped(bytes, into: &buffer)
@@ -121,7 +130,7 @@ extension JSONValue {
             case 0x0C: buffer.append(UInt8(ascii: "f"))
             default:
                 let hexDigits: StaticString = "0123456789abcdef"
-                buffer.append(contentsOf: "u00".utf8)
+                buffer.appendLiteral("u00")
                 buffer.append(hexDigits.utf8Start[Int(byte >> 4)])
                 buffer.append(hexDigits.utf8Start[Int(byte & 0x0F)])
             }
@@ -136,5 +145,15 @@ extension JSONValue: CustomStringConvertible {
     /// The compact JSON text of the value.
     public var description: String {
         jsonString
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends the UTF-8 bytes of a literal in one copy (appending a `String`'s `utf8` view goes through
+    /// the generic path, several times slower for the short pieces JSON text is built from).
+    /// - Parameter literal: the text, e.g. `#"{"unit":"#`.
+    @inlinable
+    public mutating func appendLiteral(_ literal: StaticString) {
+        literal.withUTF8Buffer { append(contentsOf: $0) }
     }
 }

@@ -57,21 +57,21 @@ public enum PatchOperation: Hashable, Sendable {
     /// same order, same bytes).
     /// - Parameter buffer: the buffer to append UTF-8 bytes to.
     public func encode(into buffer: inout [UInt8]) {
-        buffer.append(contentsOf: #"{"op":""#.utf8)
+        buffer.appendLiteral(#"{"op":""#)
         buffer.append(contentsOf: name.utf8)
         switch self {
         case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
-            buffer.append(contentsOf: #"","path":"#.utf8)
+            buffer.appendLiteral(#"","path":"#)
             JSONValue.encodeString(path.description, into: &buffer)
-            buffer.append(contentsOf: #","value":"#.utf8)
+            buffer.appendLiteral(#","value":"#)
             value.encode(into: &buffer)
         case .remove(let path):
-            buffer.append(contentsOf: #"","path":"#.utf8)
+            buffer.appendLiteral(#"","path":"#)
             JSONValue.encodeString(path.description, into: &buffer)
         case .move(let from, let path), .copy(let from, let path):
-            buffer.append(contentsOf: #"","from":"#.utf8)
+            buffer.appendLiteral(#"","from":"#)
             JSONValue.encodeString(from.description, into: &buffer)
-            buffer.append(contentsOf: #","path":"#.utf8)
+            buffer.appendLiteral(#","path":"#)
             JSONValue.encodeString(path.description, into: &buffer)
         }
         buffer.append(UInt8(ascii: "}"))

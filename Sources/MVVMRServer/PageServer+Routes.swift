@@ -117,9 +117,12 @@ extension PageServer {
     }
 
     private func session(for request: HTTPRequest) throws(ProtocolError) -> ServerSession {
-        guard let identifier = credentials(request), SessionIdentifier.isWellFormed(identifier),
-            let session = sessions.touch(identifier)
-        else { throw .unknownSession }
+        guard let identifier = credentials(request) else { throw .unknownSession }
+        return try session(identifiedBy: identifier)
+    }
+
+    private func session(identifiedBy identifier: String) throws(ProtocolError) -> ServerSession {
+        guard SessionIdentifier.isWellFormed(identifier), let session = sessions.touch(identifier) else { throw .unknownSession }
         return session
     }
 
@@ -137,11 +140,6 @@ extension PageServer {
 
     /// The headers of every JSON answer about a session, made once and shared (copy-on-write).
     static let jsonNoStore: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
-
-    /// The encoded `actions` of a unit's snapshots, made once per unit when the server starts.
-    private func encodedActions(of unit: UnitCase) -> [UInt8] {
-        encodedActionsByUnit[unit.name] ?? ProtocolEncoding.actions(unit.actions).jsonBytes
-    }
 
     private func json(_ value: JSONValue, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
         var response = HTTPResponse.json(value.jsonBytes, status: status)
@@ -261,23 +259,23 @@ extension PageServer {
 
     private func pageResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         let name = request.pathParameters["unit"] ?? ""
-        guard let unit = registry.unit(named: name) else { throw .unknownUnit(name) }
+        guard let served = servedUnits[name] else { throw .unknownUnit(name) }
         let parameters = queryParameters(request)
-        if credentials(request) == nil {
-            let (session, started) = try openSession(at: unit, parameters: parameters, request: request)
+        guard let identifier = credentials(request) else {
+            let (session, started) = try openSession(at: served.unit, parameters: parameters, request: request)
             let page = try topSnapshot(of: session, after: started)
             return json(
                 ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
                 headers: [sessionCookie(session.identifier, for: request)])
         }
-        let session = try session(for: request)
+        let session = try self.session(identifiedBy: identifier)
         let read: PageRead
         do throws(PageError) {
             read = try session.pages.read(name, parameters: parameters)
         } catch {
             throw ProtocolError(error)
         }
-        let body = ProtocolEncoding.snapshotBody(read, session: session.identifier, encodedActions: encodedActions(of: unit))
+        let body = ProtocolEncoding.snapshotBody(read, session: session.identifier, encodedActions: served.encodedActions)
         return HTTPResponse(status: 200, headers: Self.jsonNoStore, body: .bytes(body))
     }
 
@@ -343,7 +341,7 @@ extension PageServer {
     /// Counts an answered action and its time, in the unit's series looked up at start (every registered
     /// unit and action has one; a replay goes to the general counter).
     private func countAction(_ action: String, of unit: String, replayed: Bool, took elapsed: Duration) {
-        let metrics = unitMetrics[unit]
+        let metrics = servedUnits[unit]?.metrics
         if !replayed, let series = metrics?.actionsOK[action] {
             series.increment()
         } else {
@@ -355,7 +353,7 @@ extension PageServer {
 
     /// Counts the bytes of a response that carried a patch.
     private func countPatchBytes(_ count: Int, unit: String) {
-        if let series = unitMetrics[unit]?.patchBytes {
+        if let series = servedUnits[unit]?.metrics.patchBytes {
             series.increment(by: Double(count))
         } else {
             patchBytes.increment([unit], by: Double(count))

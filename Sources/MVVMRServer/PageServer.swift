@@ -33,8 +33,6 @@ public final class PageServer: Sendable {
     let newSessionLimiter: NewSessionRateLimiter
     let staticFiles: StaticFiles
     let unitsBody: [UInt8]
-    /// Each unit's `actions` as JSON, by unit name: every page read embeds them.
-    let encodedActionsByUnit: [String: [UInt8]]
     let openAPIBody: [UInt8]
     private let http = Locked<HTTPServer?>(nil)
     private let sweeper = Locked<Task<Void, Never>?>(nil)
@@ -46,9 +44,10 @@ public final class PageServer: Sendable {
     let actionLatency: Histogram
     let patchBytes: Counter
     let evictions: Counter
-    /// Each unit's action metrics, looked up once at start: an action counts itself without a lock on the
-    /// metric's whole table.
-    let unitMetrics: [String: UnitMetrics]
+    /// What the routes need of each unit, by name: one lookup per page read or action finds the unit, its
+    /// encoded actions and its metric series (looked up once at start, so an action counts itself without a
+    /// lock on the metric's whole table).
+    let servedUnits: [String: ServedUnit]
     let expirations: Counter
 
     /// Creates a server; nothing listens until ``start()``.
@@ -74,8 +73,6 @@ public final class PageServer: Sendable {
         newSessionLimiter = NewSessionRateLimiter(limitPerMinute: configuration.newSessionsPerIPPerMinute)
         staticFiles = StaticFiles(directory: configuration.publicDirectory)
         unitsBody = Self.unitsDocument(registry).jsonBytes
-        encodedActionsByUnit = Dictionary(
-            registry.units.map { ($0.name, ProtocolEncoding.actions($0.actions).jsonBytes) }, uniquingKeysWith: { first, _ in first })
         openAPIBody = OpenAPIDocument.make(registry: registry).jsonBytes
 
         requestCounter = metrics.counter(
@@ -87,14 +84,16 @@ public final class PageServer: Sendable {
             buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
         patchBytes = metrics.counter(
             "mvvmr_patch_bytes_total", help: "Bytes of action responses that carried a JSON Patch.", labelNames: ["unit"])
-        var unitMetrics: [String: UnitMetrics] = [:]
-        for unit in registry.units {
+        var servedUnits: [String: ServedUnit] = [:]
+        for unit in registry.units where servedUnits[unit.name] == nil {
             var actionsOK: [String: CounterSeries] = [:]
             for descriptor in unit.actions { actionsOK[descriptor.name] = actionCounter.series([unit.name, descriptor.name, "ok"]) }
-            unitMetrics[unit.name] = UnitMetrics(
-                actionsOK: actionsOK, latency: actionLatency.series([unit.name]), patchBytes: patchBytes.series([unit.name]))
+            servedUnits[unit.name] = ServedUnit(
+                unit: unit, encodedActions: ProtocolEncoding.actions(unit.actions).jsonBytes,
+                metrics: UnitMetrics(
+                    actionsOK: actionsOK, latency: actionLatency.series([unit.name]), patchBytes: patchBytes.series([unit.name])))
         }
-        self.unitMetrics = unitMetrics
+        self.servedUnits = servedUnits
         evictions = metrics.counter("mvvmr_session_evictions_total", help: "Sessions evicted to make room.")
         expirations = metrics.counter("mvvmr_session_expirations_total", help: "Sessions expired after their idle time.")
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
@@ -194,6 +193,14 @@ public final class PageServer: Sendable {
             }),
         ]
     }
+}
+
+/// A unit as the routes serve it.
+struct ServedUnit {
+    let unit: UnitCase
+    /// The unit's `actions` as JSON: every page read embeds them.
+    let encodedActions: [UInt8]
+    let metrics: UnitMetrics
 }
 
 /// The metric series of one unit's actions.

@@ -33,26 +33,30 @@ enum ProtocolEncoding {
     static func snapshotBody(_ read: PageRead, session: String, encodedActions: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(192 + read.encodedView.count + encodedActions.count)
-        bytes.append(contentsOf: #"{"session":"#.utf8)
-        JSONValue.string(session).encode(into: &bytes)
-        bytes.append(contentsOf: #","unit":"#.utf8)
-        JSONValue.string(read.snapshot.unit).encode(into: &bytes)
-        bytes.append(contentsOf: #","rev":"#.utf8)
-        JSONValue.int(read.snapshot.rev).encode(into: &bytes)
-        bytes.append(contentsOf: #","seq":"#.utf8)
-        JSONValue.int(read.sequence).encode(into: &bytes)
-        bytes.append(contentsOf: #","view":"#.utf8)
-        bytes.append(contentsOf: read.encodedView)
-        bytes.append(contentsOf: #","actions":"#.utf8)
-        bytes.append(contentsOf: encodedActions)
-        bytes.append(contentsOf: #","navigation":{"stack":["#.utf8)
+        bytes.appendLiteral(#"{"session":"#)
+        JSONValue.encodeString(session, into: &bytes)
+        bytes.appendLiteral(#","unit":"#)
+        JSONValue.encodeString(read.snapshot.unit, into: &bytes)
+        bytes.appendLiteral(#","rev":"#)
+        JSONValue.encodeInteger(read.snapshot.rev, into: &bytes)
+        bytes.appendLiteral(#","seq":"#)
+        JSONValue.encodeInteger(read.sequence, into: &bytes)
+        bytes.appendLiteral(#","view":"#)
+        read.encodedView.withUnsafeBufferPointer { bytes.append(contentsOf: $0) }
+        bytes.appendLiteral(#","actions":"#)
+        encodedActions.withUnsafeBufferPointer { bytes.append(contentsOf: $0) }
+        bytes.appendLiteral(#","navigation":{"stack":["#)
         for (index, unit) in read.navigation.stack.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.string(unit).encode(into: &bytes)
+            JSONValue.encodeString(unit, into: &bytes)
         }
-        bytes.append(contentsOf: #"],"presented":"#.utf8)
-        (read.navigation.presented.map { JSONValue.string($0) } ?? .null).encode(into: &bytes)
-        bytes.append(contentsOf: "}}".utf8)
+        bytes.appendLiteral(#"],"presented":"#)
+        if let presented = read.navigation.presented {
+            JSONValue.encodeString(presented, into: &bytes)
+        } else {
+            bytes.appendLiteral("null")
+        }
+        bytes.appendLiteral("}}")
         return bytes
     }
 
@@ -89,15 +93,15 @@ enum ProtocolEncoding {
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(96 + 64 * patch.count)
-        bytes.append(contentsOf: #"{"unit":"#.utf8)
-        JSONValue.string(result.unit).encode(into: &bytes)
-        bytes.append(contentsOf: #","rev":"#.utf8)
-        JSONValue.int(result.rev).encode(into: &bytes)
-        bytes.append(contentsOf: #","seq":"#.utf8)
-        JSONValue.int(result.sequence).encode(into: &bytes)
-        bytes.append(contentsOf: #","patch":"#.utf8)
+        bytes.appendLiteral(#"{"unit":"#)
+        JSONValue.encodeString(result.unit, into: &bytes)
+        bytes.appendLiteral(#","rev":"#)
+        JSONValue.encodeInteger(result.rev, into: &bytes)
+        bytes.appendLiteral(#","seq":"#)
+        JSONValue.encodeInteger(result.sequence, into: &bytes)
+        bytes.appendLiteral(#","patch":"#)
         patch.encode(into: &bytes)
-        bytes.append(contentsOf: #","navigation":null}"#.utf8)
+        bytes.appendLiteral(#","navigation":null}"#)
         return bytes
     }
 
@@ -112,11 +116,11 @@ enum ProtocolEncoding {
         case .patch(let patch):
             // The most frequent frame: its data written straight to bytes (the same text as `patchEvent(patch)`).
             return frame(name: "patch", sequence: event.sequence, capacity: 96 + 64 * patch.patch.count) { bytes in
-                bytes.append(contentsOf: #"{"unit":"#.utf8)
-                JSONValue.string(patch.unit).encode(into: &bytes)
-                bytes.append(contentsOf: #","rev":"#.utf8)
-                JSONValue.int(patch.rev).encode(into: &bytes)
-                bytes.append(contentsOf: #","patch":"#.utf8)
+                bytes.appendLiteral(#"{"unit":"#)
+                JSONValue.encodeString(patch.unit, into: &bytes)
+                bytes.appendLiteral(#","rev":"#)
+                JSONValue.encodeInteger(patch.rev, into: &bytes)
+                bytes.appendLiteral(#","patch":"#)
                 patch.patch.encode(into: &bytes)
                 bytes.append(UInt8(ascii: "}"))
             }
@@ -139,13 +143,13 @@ enum ProtocolEncoding {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(capacity)
         if let sequence {
-            bytes.append(contentsOf: "id: ".utf8)
-            JSONValue.int(sequence).encode(into: &bytes)
+            bytes.appendLiteral("id: ")
+            JSONValue.encodeInteger(sequence, into: &bytes)
             bytes.append(UInt8(ascii: "\n"))
         }
-        bytes.append(contentsOf: "event: ".utf8)
+        bytes.appendLiteral("event: ")
         bytes.append(contentsOf: name.utf8)
-        bytes.append(contentsOf: "\ndata: ".utf8)
+        bytes.appendLiteral("\ndata: ")
         writeData(&bytes)
         bytes.append(contentsOf: [10, 10])
         return bytes

@@ -29,7 +29,12 @@ public enum SessionIdentifier {
     public static func isWellFormed(_ text: String) -> Bool {
         let bytes = text.utf8
         guard bytes.count == 24 else { return false }
-        // Checked by ranges: this runs on every request that carries an id.
+        // This runs on every request that carries an id: read the bytes in place when they are contiguous.
+        if let checked = bytes.withContiguousStorageIfAvailable({ allURLSafeBase64($0) }) { return checked }
+        return allURLSafeBase64(Array(bytes))
+    }
+
+    private static func allURLSafeBase64<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         for byte in bytes {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
