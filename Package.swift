@@ -1,6 +1,12 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Release builds leave out the run-time exclusivity checks: the server's hot paths touch class properties
+/// (stream nodes, page documents, the session's state) dozens of times per action, and each check cost about
+/// 80 instructions, some 6,000 of an action's 90,000 (BENCHMARKS.md). Debug builds, which every test runs,
+/// and the ThreadSanitizer build keep them, so a violation still traps where the tests can see it.
+let releaseSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+
 let package = Package(
     name: "MVVMR",
     products: [
@@ -15,7 +21,7 @@ let package = Package(
     ],
     targets: [
         // The project's one lock type (a pthread mutex under ThreadSanitizer, `Mutex` otherwise).
-        .target(name: "Locking"),
+        .target(name: "Locking", swiftSettings: releaseSettings),
         // libmicrohttpd, plus prefixed non-variadic shims for what Swift cannot import.
         .systemLibrary(
             name: "CMicroHTTPD",
@@ -23,20 +29,21 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         // A small HTTP server over libmicrohttpd; knows nothing of MVVM.
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], swiftSettings: releaseSettings),
         // JSON values, JSON Pointer, RFC 6902 apply and diff; no other dependency.
-        .target(name: "JSONPatch"),
+        .target(name: "JSONPatch", swiftSettings: releaseSettings),
         // The programming model: View, ViewModel, UnitCase, Binder, Router, Signal/Driver, Page.
-        .target(name: "MVVMR", dependencies: ["JSONPatch", "Locking"]),
+        .target(name: "MVVMR", dependencies: ["JSONPatch", "Locking"], swiftSettings: releaseSettings),
         // Tests pages without HTTP: the exhaustive PageTester.
-        .target(name: "MVVMRTesting", dependencies: ["MVVMR", "JSONPatch"]),
+        .target(name: "MVVMRTesting", dependencies: ["MVVMR", "JSONPatch"], swiftSettings: releaseSettings),
         // Sessions, the page protocol's endpoints, SSE, configuration, health, metrics.
-        .target(name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking"]),
+        .target(name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking"], swiftSettings: releaseSettings),
         // The Swift client SDK (URLSession).
-        .target(name: "MVVMRClient", dependencies: ["JSONPatch"]),
+        .target(name: "MVVMRClient", dependencies: ["JSONPatch"], swiftSettings: releaseSettings),
         // The demo's pages (no HTTP in them) and the demo server, the main job.
-        .target(name: "DemoPages", dependencies: ["MVVMR", "JSONPatch"]),
-        .executableTarget(name: "MVVMRDemo", dependencies: ["DemoPages", "MVVMRServer"], path: "Sources/DemoApp"),
+        .target(name: "DemoPages", dependencies: ["MVVMR", "JSONPatch"], swiftSettings: releaseSettings),
+        .executableTarget(
+            name: "MVVMRDemo", dependencies: ["DemoPages", "MVVMRServer"], path: "Sources/DemoApp", swiftSettings: releaseSettings),
         // `json-patch diff A B` / `json-patch apply DOC PATCH`.
         .executableTarget(name: "json-patch", dependencies: ["JSONPatch"]),
         // Benchmark programs, built in release mode by Benchmarks/run.py.
