@@ -146,3 +146,38 @@ extension JSONPointer: CustomStringConvertible {
         return result
     }
 }
+
+extension JSONPointer {
+    /// Appends the pointer's text as a JSON string (quoted, escaped), the same bytes as
+    /// `JSONValue.string(description).encode(into:)`, without building the text first: every patch
+    /// operation written to a response or an event stream writes its paths this way.
+    /// - Parameter buffer: the buffer to append UTF-8 bytes to.
+    public func encodeJSONString(into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "\""))
+        for token in tokens {
+            buffer.append(UInt8(ascii: "/"))
+            var token = token
+            token.withUTF8 { bytes in
+                let plain = !bytes.contains { byte in
+                    byte == UInt8(ascii: "~") || byte == UInt8(ascii: "/") || byte < 0x20 || byte == UInt8(ascii: "\"")
+                        || byte == UInt8(ascii: "\\")
+                }
+                if plain {
+                    buffer.append(contentsOf: bytes)
+                    return
+                }
+                var escaped: [UInt8] = []
+                escaped.reserveCapacity(bytes.count + 2)
+                for byte in bytes {
+                    switch byte {
+                    case UInt8(ascii: "~"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "0")])
+                    case UInt8(ascii: "/"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "1")])
+                    default: escaped.append(byte)
+                    }
+                }
+                escaped.withUnsafeBufferPointer { JSONValue.appendEscaped($0, into: &buffer) }
+            }
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
+}

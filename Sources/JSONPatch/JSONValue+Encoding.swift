@@ -109,7 +109,7 @@ extension JSONValue {
         buffer.append(UInt8(ascii: "\""))
     }
 
-    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
+    static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
         // Copy runs of bytes that need no escaping in one go.
         var runStart = 0
         for index in bytes.indices {

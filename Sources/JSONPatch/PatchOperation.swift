@@ -62,17 +62,17 @@ public enum PatchOperation: Hashable, Sendable {
         switch self {
         case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
             buffer.appendLiteral(#"","path":"#)
-            JSONValue.encodeString(path.description, into: &buffer)
+            path.encodeJSONString(into: &buffer)
             buffer.appendLiteral(#","value":"#)
             value.encode(into: &buffer)
         case .remove(let path):
             buffer.appendLiteral(#"","path":"#)
-            JSONValue.encodeString(path.description, into: &buffer)
+            path.encodeJSONString(into: &buffer)
         case .move(let from, let path), .copy(let from, let path):
             buffer.appendLiteral(#"","from":"#)
-            JSONValue.encodeString(from.description, into: &buffer)
+            from.encodeJSONString(into: &buffer)
             buffer.appendLiteral(#","path":"#)
-            JSONValue.encodeString(path.description, into: &buffer)
+            path.encodeJSONString(into: &buffer)
         }
         buffer.append(UInt8(ascii: "}"))
     }

@@ -140,6 +140,10 @@ extension PageServer {
 
     /// The headers of every JSON answer about a session, made once and shared (copy-on-write).
     static let jsonNoStore: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
+    /// The headers of an action response replayed for a repeated `Idempotency-Key`.
+    static let jsonNoStoreReplayed: HTTPHeaders = [
+        "Content-Type": "application/json", "Cache-Control": "no-store", "Idempotent-Replayed": "true",
+    ]
 
     private func json(_ value: JSONValue, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
         var response = HTTPResponse.json(value.jsonBytes, status: status)
@@ -282,6 +286,7 @@ extension PageServer {
     private func actionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         let started = ContinuousClock.now
         let unit = request.pathParameters["unit"] ?? ""
+        let metrics = servedUnits[unit]?.metrics
         try requireAllowedOrigin(request)
         let session = try session(for: request)
         let body = try parseJSONBody(request, allowEmpty: false)
@@ -303,7 +308,7 @@ extension PageServer {
                 let bytes = ProtocolEncoding.actionResultBody(result)
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
-                if result.patch != nil { self.countPatchBytes(bytes.count, unit: unit) }
+                if result.patch != nil { self.countPatchBytes(bytes.count, unit: unit, metrics: metrics) }
                 return ActionOutcome(status: 200, body: bytes)
             } catch {
                 throw ProtocolError(error)
@@ -331,17 +336,15 @@ extension PageServer {
             actionCounter.increment([unit, action, error.code])
             throw error
         }
-        countAction(action, of: unit, replayed: outcome.replayed, took: ContinuousClock.now - started)
-        var response = HTTPResponse.json(outcome.body, status: outcome.status)
-        response.headers["Cache-Control"] = "no-store"
-        if outcome.replayed { response.headers["Idempotent-Replayed"] = "true" }
-        return response
+        countAction(action, of: unit, metrics: metrics, replayed: outcome.replayed, took: ContinuousClock.now - started)
+        return HTTPResponse(
+            status: outcome.status, headers: outcome.replayed ? Self.jsonNoStoreReplayed : Self.jsonNoStore,
+            body: .bytes(outcome.body))
     }
 
     /// Counts an answered action and its time, in the unit's series looked up at start (every registered
     /// unit and action has one; a replay goes to the general counter).
-    private func countAction(_ action: String, of unit: String, replayed: Bool, took elapsed: Duration) {
-        let metrics = servedUnits[unit]?.metrics
+    private func countAction(_ action: String, of unit: String, metrics: UnitMetrics?, replayed: Bool, took elapsed: Duration) {
         if !replayed, let series = metrics?.actionsOK[action] {
             series.increment()
         } else {
@@ -352,8 +355,8 @@ extension PageServer {
     }
 
     /// Counts the bytes of a response that carried a patch.
-    private func countPatchBytes(_ count: Int, unit: String) {
-        if let series = servedUnits[unit]?.metrics.patchBytes {
+    private func countPatchBytes(_ count: Int, unit: String, metrics: UnitMetrics?) {
+        if let series = metrics?.patchBytes {
             series.increment(by: Double(count))
         } else {
             patchBytes.increment([unit], by: Double(count))

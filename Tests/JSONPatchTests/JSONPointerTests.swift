@@ -91,4 +91,28 @@ struct JSONPointerTests {
         #expect(pointer.description == "/a~1\u{073A}b/~0\u{0301}")
         #expect(try JSONPointer(pointer.description) == pointer)
     }
+
+    @Test(arguments: [
+        [], [""], ["rows", "3", "count"], ["a/b", "c~d", "~1"], ["quote\"back\\slash"], ["tab\tnew\nline\u{1}"],
+        ["é✓🚀", "a/\u{073A}b", "~\u{0301}"], ["", "", "x"],
+    ])
+    func writtenAsAJSONStringItIsTheTextOfItsDescription(tokens: [String]) {
+        let pointer = JSONPointer(tokens: tokens)
+        var direct: [UInt8] = [1]
+        pointer.encodeJSONString(into: &direct)
+        var viaText: [UInt8] = [1]
+        JSONValue.string(pointer.description).encode(into: &viaText)
+        #expect(direct == viaText)
+    }
+
+    @Test func integersAndStringsWrittenDirectlyAreTheirValuesText() {
+        for number in [0, 7, 10, -1, 1234567, Int.max, Int.min] {
+            var direct: [UInt8] = []
+            JSONValue.encodeInteger(number, into: &direct)
+            #expect(direct == JSONValue.int(number).jsonBytes)
+        }
+        var literal: [UInt8] = [65]
+        literal.appendLiteral(#"{"a":"#)
+        #expect(literal == Array(#"A{"a":"#.utf8))
+    }
 }
