@@ -195,20 +195,33 @@ public final class PageServer: Sendable {
     }
 }
 
-/// A unit as the routes serve it.
-struct ServedUnit {
+/// A unit as the routes serve it (a class: a request takes one reference, not one for each of its parts,
+/// which both worker threads would otherwise count up and down at once).
+final class ServedUnit: Sendable {
     let unit: UnitCase
     /// The unit's `actions` as JSON: every page read embeds them.
     let encodedActions: [UInt8]
     let metrics: UnitMetrics
+
+    init(unit: UnitCase, encodedActions: [UInt8], metrics: UnitMetrics) {
+        self.unit = unit
+        self.encodedActions = encodedActions
+        self.metrics = metrics
+    }
 }
 
 /// The metric series of one unit's actions.
-struct UnitMetrics {
+final class UnitMetrics: Sendable {
     /// `mvvmr_actions_total{unit, action, status="ok"}` by action name.
     let actionsOK: [String: CounterSeries]
     /// `mvvmr_action_duration_seconds{unit}`.
     let latency: HistogramSeries
     /// `mvvmr_patch_bytes_total{unit}`.
     let patchBytes: CounterSeries
+
+    init(actionsOK: [String: CounterSeries], latency: HistogramSeries, patchBytes: CounterSeries) {
+        self.actionsOK = actionsOK
+        self.latency = latency
+        self.patchBytes = patchBytes
+    }
 }

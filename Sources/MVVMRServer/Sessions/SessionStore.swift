@@ -130,7 +130,8 @@ final class SessionStore<Entry: Sendable>: Sendable {
             guard let node = state.nodes[identifier] else { return nil }
             node.requestCount += 1
             node.lastActive = now
-            if node.list != nil {
+            // Already the newest of the returning sessions (a client reading again and again): nothing moves.
+            if node.list != nil && !(node.list == .returning && state.returning.newest === node) {
                 state.unlink(node)
                 state.link(node)
             }
