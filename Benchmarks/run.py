@@ -121,22 +121,38 @@ def parse_latency(text):
     return value * {"us": 0.001, "ms": 1.0, "s": 1000.0}.get(unit, 1.0)
 
 
-def wrk(url, seconds, connections=64, threads=2, script=None, script_arguments=()):
-    """Runs wrk; returns requests/s, p50 and p99 latency in milliseconds."""
+def process_cpu_seconds(pid):
+    """User and system CPU seconds a process has used so far (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / ticks, int(fields[12]) / ticks
+
+
+def wrk(url, seconds, connections=64, threads=2, script=None, script_arguments=(), pid=None):
+    """Runs wrk; returns requests/s, p50 and p99 latency in milliseconds, and, when the server's `pid` is given,
+    the server's user and system CPU microseconds per request during the run (else None, None)."""
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency"]
     if script:
         command += ["-s", script]
     command.append(url)
     if script_arguments:
         command += ["--", *script_arguments]
+    before = process_cpu_seconds(pid) if pid else None
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    after = process_cpu_seconds(pid) if pid else None
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     p50 = parse_latency(re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1))
     p99 = parse_latency(re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1))
     errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
     if errors:
         raise RuntimeError(f"{url}: {errors.group(1)} non-2xx responses")
-    return rate, p50, p99
+    user_us = system_us = None
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
+    if before and after and requests:
+        user_us = (after[0] - before[0]) * 1e6 / requests
+        system_us = (after[1] - before[1]) * 1e6 / requests
+    return rate, p50, p99, user_us, system_us
 
 
 def median(values):
@@ -162,13 +178,21 @@ def build_swift(product):
     return os.path.join(ROOT, ".build/release", product)
 
 
+def cpu_text(value):
+    return "" if value is None else f"{value:.1f}"
+
+
 def results_table(results, ratio_line):
     return [
-        "| server | req/s (median) | p50 ms | p99 ms |",
-        "|---|---:|---:|---:|",
-        *[f"| {name} | {r:,.0f} | {p50:.3f} | {p99:.3f} |" for name, (r, p50, p99) in results.items()],
+        "| server | req/s (median) | p50 ms | p99 ms | server CPU µs/request: user | system |",
+        "|---|---:|---:|---:|---:|---:|",
+        *[f"| {name} | {r:,.0f} | {p50:.3f} | {p99:.3f} | {cpu_text(user)} | {cpu_text(system)} |"
+          for name, (r, p50, p99, user, system) in results.items()],
         "",
         ratio_line,
+        "",
+        "Server CPU per request: the server process's user and system time (/proc) over the requests `wrk` "
+        "counted in the same run (medians). `wrk` runs on the same two cores.",
     ]
 
 
@@ -176,7 +200,8 @@ def alternate_measured(contenders, rounds, seconds, keep_running):
     """Measures each contender in turn, `rounds` times, and returns the medians (req/s, p50, p99) per name.
 
     `contenders` are (name, opened): `opened()` is a context manager that starts the contender's server, prepares
-    it, and yields `measure(seconds)` (a `wrk` run returning req/s, p50, p99). Every server is warmed up for 1 s
+    it, and yields `measure(seconds)` (a `wrk` run returning req/s, p50, p99 and the server's CPU per request).
+    Every server is warmed up for 1 s
     before it is measured. With `keep_running` (quick mode) each server is started and warmed up once and the
     rounds alternate on the running servers; otherwise each round starts a fresh server process."""
     samples = {name: [] for name, _ in contenders}
@@ -189,14 +214,20 @@ def alternate_measured(contenders, rounds, seconds, keep_running):
         for round_index in range(rounds):
             for name, opened in contenders:
                 if keep_running:
-                    rate, p50, p99 = measures[name](seconds)
+                    sample = measures[name](seconds)
                 else:
                     with opened() as measure:
                         measure(1)
-                        rate, p50, p99 = measure(seconds)
-                samples[name].append((rate, p50, p99))
-                log(f"  round {round_index + 1}: {name:>16}: {rate:>9.0f} req/s  p50 {p50:.3f} ms  p99 {p99:.3f} ms")
-    return {name: tuple(median([s[i] for s in values]) for i in range(3)) for name, values in samples.items()}
+                        sample = measure(seconds)
+                samples[name].append(sample)
+                rate, p50, p99, user, system = sample
+                log(f"  round {round_index + 1}: {name:>16}: {rate:>9.0f} req/s  p50 {p50:.3f} ms  p99 {p99:.3f} ms"
+                    f"  CPU/request user {cpu_text(user)} µs  system {cpu_text(system)} µs")
+
+    def median_of(values):
+        known = [value for value in values if value is not None]
+        return median(known) if known else None
+    return {name: tuple(median_of([s[i] for s in values]) for i in range(5)) for name, values in samples.items()}
 
 
 def rounds_description(rounds, keep_running):
@@ -213,8 +244,8 @@ def c_server(body_file=None):
     @contextlib.contextmanager
     def opened():
         port = free_port()
-        with Server([binary, str(port), *([body_file] if body_file else [])], port):
-            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds)
+        with Server([binary, str(port), *([body_file] if body_file else [])], port) as server:
+            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, pid=server.process.pid)
     return opened
 
 
@@ -226,8 +257,8 @@ def section_listener(quick):
     @contextlib.contextmanager
     def microhttp():
         port = free_port()
-        with Server([swift_server, str(port)], port):
-            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds)
+        with Server([swift_server, str(port)], port) as server:
+            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, pid=server.process.pid)
 
     # Both answer with the same bytes: check it, since each has its own copy of the body.
     bodies = {}
@@ -295,12 +326,13 @@ def section_page_read(quick):
     @contextlib.contextmanager
     def page_read():
         port = free_port()
-        with Server(demo_command(port), port):
+        with Server(demo_command(port), port) as server:
             _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
             script = os.path.join(OUT, "session-header.lua")
             with open(script, "w") as output:
                 output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
-            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, script=script)
+            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, script=script,
+                                      pid=server.process.pid)
 
     results = alternate_measured([("C", c_server(body_file)), ("MVVMR page read", page_read)], rounds, seconds, quick)
     ratio = results["MVVMR page read"][0] / results["C"][0]
@@ -341,14 +373,14 @@ def section_action(quick):
     @contextlib.contextmanager
     def action():
         port = free_port()
-        with Server(demo_command(port), port):
+        with Server(demo_command(port), port) as server:
             sessions_file = os.path.join(OUT, "sessions.txt")
             with open(sessions_file, "w") as output:
                 for _ in range(256):
                     _, created = http_json(port, "POST", "/api/sessions", {"unit": "counters"})
                     output.write(created["session"] + "\n")
             yield lambda seconds: wrk(f"http://127.0.0.1:{port}", seconds, script=script,
-                                      script_arguments=[sessions_file])
+                                      script_arguments=[sessions_file], pid=server.process.pid)
 
     results = alternate_measured([("C (GET)", c_server()), ("MVVMR action", action)], rounds, seconds, quick)
     ratio = results["MVVMR action"][0] / results["C (GET)"][0]
