@@ -126,24 +126,34 @@ extension JSONPointer: CustomStringConvertible {
         var result = ""
         for token in tokens {
             result.append("/")
-            if token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
-                // Escaped byte by byte, not by `Character`: a '/' followed by a combining mark is one
-                // grapheme cluster, which a character-level replacement would not see as '/'.
-                var escaped: [UInt8] = []
-                escaped.reserveCapacity(token.utf8.count + 2)
-                for byte in token.utf8 {
-                    switch byte {
-                    case UInt8(ascii: "~"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "0")])
-                    case UInt8(ascii: "/"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "1")])
-                    default: escaped.append(byte)
-                    }
-                }
-                result.append(String(decoding: escaped, as: UTF8.self))
+            if Self.needsEscaping(token.utf8) {
+                result.append(String(decoding: Self.escaped(token.utf8), as: UTF8.self))
             } else {
                 result.append(token)
             }
         }
         return result
+    }
+
+    /// Whether a token holds a `~` or `/`, which its text form escapes.
+    private static func needsEscaping<Bytes: Sequence<UInt8>>(_ token: Bytes) -> Bool {
+        token.contains { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }
+    }
+
+    /// A token's text form: `~` as `~0`, `/` as `~1`. Escaped byte by byte, not by `Character`: a '/'
+    /// followed by a combining mark is one grapheme cluster, which a character-level replacement would
+    /// not see as '/'.
+    private static func escaped<Bytes: Collection<UInt8>>(_ token: Bytes) -> [UInt8] {
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(token.count + 2)
+        for byte in token {
+            switch byte {
+            case UInt8(ascii: "~"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "0")])
+            case UInt8(ascii: "/"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "1")])
+            default: escaped.append(byte)
+            }
+        }
+        return escaped
     }
 }
 
@@ -158,24 +168,11 @@ extension JSONPointer {
             buffer.append(UInt8(ascii: "/"))
             var token = token
             token.withUTF8 { bytes in
-                let plain = !bytes.contains { byte in
-                    byte == UInt8(ascii: "~") || byte == UInt8(ascii: "/") || byte < 0x20 || byte == UInt8(ascii: "\"")
-                        || byte == UInt8(ascii: "\\")
+                if Self.needsEscaping(bytes) {
+                    Self.escaped(bytes).withUnsafeBufferPointer { JSONValue.appendEscaped($0, into: &buffer) }
+                } else {
+                    JSONValue.appendEscaped(bytes, into: &buffer)
                 }
-                if plain {
-                    buffer.append(contentsOf: bytes)
-                    return
-                }
-                var escaped: [UInt8] = []
-                escaped.reserveCapacity(bytes.count + 2)
-                for byte in bytes {
-                    switch byte {
-                    case UInt8(ascii: "~"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "0")])
-                    case UInt8(ascii: "/"): escaped.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "1")])
-                    default: escaped.append(byte)
-                    }
-                }
-                escaped.withUnsafeBufferPointer { JSONValue.appendEscaped($0, into: &buffer) }
             }
         }
         buffer.append(UInt8(ascii: "\""))
