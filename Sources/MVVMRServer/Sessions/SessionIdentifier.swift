@@ -4,6 +4,8 @@
 /// protocol requires of session ids.
 public enum SessionIdentifier {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    /// For each byte value, whether it is in `alphabet`: a well-formedness check is a table look-up per byte.
+    private static let isAlphabetByte: [Bool] = (0...255).map { alphabet.contains(UInt8($0)) }
 
     /// A new random id.
     public static func generate() -> String {
@@ -35,16 +37,7 @@ public enum SessionIdentifier {
     }
 
     private static func allURLSafeBase64<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                continue
-            default:
-                return false
-            }
-        }
-        return true
+        isAlphabetByte.withUnsafeBufferPointer { table in bytes.allSatisfy { table[Int($0)] } }
     }
 
     /// The id shortened for logs: the first 6 characters and an ellipsis (never the whole id).
