@@ -146,10 +146,9 @@ extension PageServer {
     ]
 
     private func json(_ value: JSONValue, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
-        var response = HTTPResponse.json(value.jsonBytes, status: status)
-        response.headers["Cache-Control"] = "no-store"
-        for header in headers { response.headers.add(name: header.name, value: header.value) }
-        return response
+        var allHeaders = Self.jsonNoStore
+        for header in headers { allHeaders.add(name: header.name, value: header.value) }
+        return HTTPResponse(status: status, headers: allHeaders, body: .bytes(value.jsonBytes))
     }
 
     private func sessionCookie(_ identifier: String, for request: HTTPRequest) -> HTTPHeader {

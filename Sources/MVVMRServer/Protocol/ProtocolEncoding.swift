@@ -93,16 +93,21 @@ enum ProtocolEncoding {
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(96 + 64 * patch.count)
-        bytes.appendLiteral(#"{"unit":"#)
-        JSONValue.encodeString(result.unit, into: &bytes)
-        bytes.appendLiteral(#","rev":"#)
-        JSONValue.encodeInteger(result.rev, into: &bytes)
+        appendUnitAndRev(unit: result.unit, rev: result.rev, to: &bytes)
         bytes.appendLiteral(#","seq":"#)
         JSONValue.encodeInteger(result.sequence, into: &bytes)
         bytes.appendLiteral(#","patch":"#)
         patch.encode(into: &bytes)
         bytes.appendLiteral(#","navigation":null}"#)
         return bytes
+    }
+
+    /// `{"unit":…,"rev":…`: how an action response and a patch event's data both begin.
+    private static func appendUnitAndRev(unit: String, rev: Int, to bytes: inout [UInt8]) {
+        bytes.appendLiteral(#"{"unit":"#)
+        JSONValue.encodeString(unit, into: &bytes)
+        bytes.appendLiteral(#","rev":"#)
+        JSONValue.encodeInteger(rev, into: &bytes)
     }
 
     /// A patch event's data: `{"unit","rev","patch"}`.
@@ -116,10 +121,7 @@ enum ProtocolEncoding {
         case .patch(let patch):
             // The most frequent frame: its data written straight to bytes (the same text as `patchEvent(patch)`).
             return frame(name: "patch", sequence: event.sequence, capacity: 96 + 64 * patch.patch.count) { bytes in
-                bytes.appendLiteral(#"{"unit":"#)
-                JSONValue.encodeString(patch.unit, into: &bytes)
-                bytes.appendLiteral(#","rev":"#)
-                JSONValue.encodeInteger(patch.rev, into: &bytes)
+                appendUnitAndRev(unit: patch.unit, rev: patch.rev, to: &bytes)
                 bytes.appendLiteral(#","patch":"#)
                 patch.patch.encode(into: &bytes)
                 bytes.append(UInt8(ascii: "}"))
