@@ -41,8 +41,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             return fields
         case .packed(let packed):
             var fields: [HTTPHeader] = []
-            packed.forEachEntry { entry in
-                guard entry.kind == PackedValues.headerKind else { return true }
+            packed.forEachHeader { entry in
                 fields.append(HTTPHeader(name: packed.string(entry.key), value: entry.value.map(packed.string) ?? ""))
                 return true
             }
@@ -76,9 +75,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
                 var name = name
                 return name.withUTF8 { nameBytes -> String? in
                     var found: String?
-                    packed.forEachEntry { entry in
-                        guard entry.kind == PackedValues.headerKind, packed.key(entry.key, equalsIgnoringCase: nameBytes)
-                        else { return true }
+                    packed.forEachHeader { entry in
+                        guard packed.key(entry.key, equalsIgnoringCase: nameBytes) else { return true }
                         found = entry.value.map(packed.string) ?? ""
                         return false
                     }
@@ -87,11 +85,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             }
         }
         set {
-            var fields = self.fields
-            storage = .fields([])  // the array is uniquely referenced again, so changing it does not copy it
-            fields.removeAll { Self.equalIgnoringASCIICase($0.name, name) }
-            if let newValue { fields.append(HTTPHeader(name: name, value: newValue)) }
-            storage = .fields(fields)
+            editFields { fields in
+                fields.removeAll { Self.equalIgnoringASCIICase($0.name, name) }
+                if let newValue { fields.append(HTTPHeader(name: name, value: newValue)) }
+            }
         }
     }
 
@@ -107,9 +104,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     ///   - name: the field name.
     ///   - value: the field value.
     public mutating func add(name: String, value: String) {
+        editFields { $0.append(HTTPHeader(name: name, value: value)) }
+    }
+
+    /// Changes the fields as ordinary fields (a request's packed ones are turned into them first).
+    private mutating func editFields(_ edit: (inout [HTTPHeader]) -> Void) {
         var fields = self.fields
-        storage = .fields([])  // the array is uniquely referenced again, so the append does not copy it
-        fields.append(HTTPHeader(name: name, value: value))
+        storage = .fields([])  // the array is uniquely referenced again, so the edit does not copy it
+        edit(&fields)
         storage = .fields(fields)
     }
 
@@ -120,8 +122,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             return fields.count
         case .packed(let packed):
             var count = 0
-            packed.forEachEntry { entry in
-                if entry.kind == PackedValues.headerKind { count += 1 }
+            packed.forEachHeader { _ in
+                count += 1
                 return true
             }
             return count

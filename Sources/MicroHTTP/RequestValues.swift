@@ -96,6 +96,11 @@ struct PackedValues: Sendable {
         }
     }
 
+    /// Calls `body` with each header field (entries of kind header) in order until it returns `false`.
+    func forEachHeader(_ body: (Entry) -> Bool) {
+        forEachEntry { entry in entry.kind == Self.headerKind ? body(entry) : true }
+    }
+
     /// Bytes of the buffer as text (invalid UTF-8 is repaired, as `String(cString:)` does).
     func string(_ range: Range<Int>) -> String {
         bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
