@@ -14,7 +14,7 @@ case "$purpose" in
     pip_packages+=(pytest jsonpatch openapi-spec-validator selenium)
     ;;
   bench)
-    apt_packages+=(curl wrk valgrind)
+    apt_packages+=(curl wrk valgrind gcc)  # gcc builds the C reference server (Benchmarks/c-server)
     pip_packages+=(jsonpatch)
     ;;
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
