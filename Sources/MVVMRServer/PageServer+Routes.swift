@@ -401,13 +401,10 @@ extension PageServer {
 
     private func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         let session = try session(for: request)
-        var lastEventID: Int?
-        if let text = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId"), !text.isEmpty {
-            guard let value = Int(text.trimmingSpaces), value >= 0 else {
-                throw .invalidRequest("Last-Event-ID must be a non-negative whole number.")
-            }
-            lastEventID = value
-        }
+        // Both are checked, so a malformed one is refused even where the other (the header) would win.
+        let fromHeader = try eventIdentifier(request.headers["Last-Event-ID"])
+        let fromQuery = try eventIdentifier(request.queryValue("lastEventId"))
+        let lastEventID = fromHeader ?? fromQuery
         let stream = EventStream(bufferLimit: 1 << 20)
         stream.send(bytes: Array("retry: 2000\n\n".utf8))
         guard session.attach(stream, lastEventID: lastEventID) else { throw .unknownSession }
@@ -420,6 +417,15 @@ extension PageServer {
             self?.openStreams.subtract(1, ordering: .relaxed)
         }
         return .eventStream(stream)
+    }
+
+    /// A `Last-Event-ID` (header or query): absent or empty is none; anything else must be a whole number ≥ 0.
+    private func eventIdentifier(_ text: String?) throws(ProtocolError) -> Int? {
+        guard let text, !text.isEmpty else { return nil }
+        guard let value = Int(text.trimmingSpaces), value >= 0 else {
+            throw .invalidRequest("Last-Event-ID must be a non-negative whole number.")
+        }
+        return value
     }
 
     // MARK: - Files
