@@ -2,9 +2,13 @@ import JSONPatch
 import MVVMR
 
 /// The OpenAPI 3.1 description of the page protocol, with each unit's actions and their value types.
+///
+/// scripts/check-api-schema.sh holds the server to it with schemathesis: every status, content type and body the
+/// server answers must be listed here, and every request this document calls invalid must be refused.
 enum OpenAPIDocument {
     static func make(registry: UnitRegistry) -> JSONValue {
         var paths = JSONObject()
+        let unitNames: JSONValue = .array(registry.units.map { .string($0.name) })
         let sessionHeader: JSONValue = [
             "name": "X-Session-ID", "in": "header", "required": false,
             "description": "The session id (the `mvvmr_session` cookie works too; the header wins).",
@@ -12,23 +16,41 @@ enum OpenAPIDocument {
         ]
         let unitParameter: JSONValue = [
             "name": "unit", "in": "path", "required": true,
-            "schema": ["type": "string", "enum": .array(registry.units.map { .string($0.name) })],
+            "schema": ["type": "string", "enum": unitNames],
+        ]
+        let idempotencyKeyHeader: JSONValue = [
+            "name": "Idempotency-Key", "in": "header", "required": false,
+            "description":
+                "Makes the action exactly-once: a repeat with the same key, unit and body replays the first response.",
+            "schema": ["type": "string"],
         ]
         func errors(_ statuses: [String]) -> JSONObject {
             var responses = JSONObject()
             for status in statuses {
                 responses[status] = [
-                    "description": "An error (see docs/PROTOCOL.md for the codes).",
+                    "description": .string(
+                        errorDescriptions[status] ?? "An error (see docs/PROTOCOL.md for the codes)."),
                     "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]],
                 ]
             }
             return responses
         }
+        // 400 `malformed_request` can answer any request (MicroHTTP refuses it before routing), and 413
+        // `payload_too_large` any request with a body; 500 is a page whose ViewModel failed while it was bound
+        // (`binding_failed`, `missing_service`), wherever a request binds one (an action can navigate).
+        let actionErrors = errors(["400", "403", "404", "409", "413", "422", "429", "500"])
         func jsonResponse(_ description: String, _ schema: String) -> JSONValue {
-            ["description": .string(description), "content": ["application/json": ["schema": ["$ref": .string("#/components/schemas/\(schema)")]]]]
+            [
+                "description": .string(description),
+                "content": ["application/json": ["schema": ["$ref": .string("#/components/schemas/\(schema)")]]],
+            ]
         }
-        func operation(_ summary: String, _ id: String, parameters: [JSONValue] = [], body: JSONValue? = nil, responses: JSONObject) -> JSONValue {
-            var object: JSONObject = ["summary": .string(summary), "operationId": .string(id), "responses": .object(responses)]
+        func operation(
+            _ summary: String, _ id: String, parameters: [JSONValue] = [], body: JSONValue? = nil, responses: JSONObject
+        ) -> JSONValue {
+            var object: JSONObject = [
+                "summary": .string(summary), "operationId": .string(id), "responses": .object(responses),
+            ]
             if !parameters.isEmpty { object["parameters"] = .array(parameters) }
             if let body { object["requestBody"] = body }
             return .object(object)
@@ -39,83 +61,157 @@ enum OpenAPIDocument {
             return result
         }
 
-        paths["/api/units"] = ["get": operation("The registered units and the root.", "listUnits", responses: ["200": jsonResponse("The units.", "Units")])]
+        paths["/api/units"] = [
+            "get": operation(
+                "The registered units and the root.", "listUnits",
+                responses: merged(["200": jsonResponse("The units.", "Units")], errors(["400"])))
+        ]
         paths["/api/sessions"] = [
             "post": operation(
                 "Open a session with the root unit (or `unit`) bound.", "createSession",
-                body: ["required": false, "content": ["application/json": ["schema": ["$ref": "#/components/schemas/NewSession"]]]],
-                responses: merged(["201": jsonResponse("The new session.", "SessionCreated")], errors(["400", "403", "429", "503"])))
+                body: [
+                    "required": false,
+                    "content": ["application/json": ["schema": ["$ref": "#/components/schemas/NewSession"]]],
+                ],
+                responses: merged(
+                    ["201": jsonResponse("The new session.", "SessionCreated")],
+                    errors(["400", "403", "404", "413", "429", "500", "503"])))
         ]
         paths["/api/session"] = [
             "get": operation(
                 "The session: navigation and every live page.", "getSession", parameters: [sessionHeader],
-                responses: merged(["200": jsonResponse("The session.", "Session")], errors(["404"]))),
+                responses: merged(["200": jsonResponse("The session.", "Session")], errors(["400", "404"]))),
             "delete": operation(
                 "End the session.", "deleteSession", parameters: [sessionHeader],
-                responses: merged(["204": ["description": "Ended."]], errors(["403", "404"]))),
+                responses: merged(["204": ["description": "Ended."]], errors(["400", "403", "404"]))),
         ]
         paths["/api/pages/{unit}"] = [
             "get": operation(
                 "A page's snapshot, binding it first if needed (creates a session when none is sent).", "getPage",
                 parameters: [unitParameter, sessionHeader],
-                responses: merged(["200": jsonResponse("The page.", "Snapshot")], errors(["404", "429", "503"])))
+                responses: merged(
+                    ["200": jsonResponse("The page.", "Snapshot")], errors(["400", "404", "413", "429", "500", "503"])))
         ]
         paths["/api/pages/{unit}/actions"] = [
             "post": operation(
-                "Deliver one action to the page's Input.", "performAction",
-                parameters: [
-                    unitParameter, sessionHeader,
-                    ["name": "Idempotency-Key", "in": "header", "required": false, "schema": ["type": "string"]],
+                "Deliver one action to the page's Input (each unit's own operation below lists its actions; a name "
+                    + "the unit lacks is 422 `unknown_action`).", "performAction",
+                parameters: [unitParameter, sessionHeader, idempotencyKeyHeader],
+                body: [
+                    "required": true,
+                    "content": ["application/json": ["schema": ["$ref": "#/components/schemas/ActionRequest"]]],
                 ],
-                body: ["required": true, "content": ["application/json": ["schema": ["$ref": "#/components/schemas/ActionRequest"]]]],
-                responses: merged(["200": jsonResponse("What the action changed.", "ActionResponse")], errors(["400", "403", "404", "409", "413", "422"])))
+                responses: merged(["200": jsonResponse("What the action changed.", "ActionResponse")], actionErrors))
         ]
         for unit in registry.units where !unit.actions.isEmpty {
             paths["/api/pages/\(unit.name)/actions"] = [
                 "post": operation(
-                    "Deliver one action to the `\(unit.name)` page.", "perform_\(unit.name.replacingNonIdentifierCharacters)",
-                    parameters: [sessionHeader, ["name": "Idempotency-Key", "in": "header", "required": false, "schema": ["type": "string"]]],
-                    body: ["required": true, "content": ["application/json": ["schema": ["oneOf": .array(unit.actions.map(actionSchema))]]]],
-                    responses: merged(["200": jsonResponse("What the action changed.", "ActionResponse")], errors(["400", "403", "404", "409", "422"])))
+                    "Deliver one action to the `\(unit.name)` page.",
+                    "perform_\(unit.name.replacingNonIdentifierCharacters)",
+                    parameters: [sessionHeader, idempotencyKeyHeader],
+                    body: [
+                        "required": true,
+                        "content": ["application/json": ["schema": ["oneOf": .array(unit.actions.map(actionSchema))]]],
+                    ],
+                    responses: merged(["200": jsonResponse("What the action changed.", "ActionResponse")], actionErrors)
+                )
             ]
         }
         paths["/api/navigation"] = [
             "post": operation(
                 "Client-initiated navigation: back, or open a unit.", "navigate", parameters: [sessionHeader],
-                body: ["required": true, "content": ["application/json": ["schema": ["$ref": "#/components/schemas/NavigationRequest"]]]],
-                responses: merged(["200": jsonResponse("The navigation.", "NavigationResponse")], errors(["400", "403", "404"])))
+                body: [
+                    "required": true,
+                    "content": ["application/json": ["schema": ["$ref": "#/components/schemas/NavigationRequest"]]],
+                ],
+                responses: merged(
+                    ["200": jsonResponse("The navigation.", "NavigationResponse")],
+                    errors(["400", "403", "404", "413", "500"])))
         ]
         paths["/api/events"] = [
             "get": operation(
                 "Server-Sent Events: every event of the session (patch, navigate, snapshot, expired).", "events",
                 parameters: [
                     sessionHeader,
-                    ["name": "Last-Event-ID", "in": "header", "required": false, "schema": ["type": "integer", "minimum": 0]],
-                    ["name": "lastEventId", "in": "query", "required": false, "schema": ["type": "integer", "minimum": 0]],
+                    ["name": "Last-Event-ID", "in": "header", "required": false, "schema": eventIdentifierSchema],
+                    ["name": "lastEventId", "in": "query", "required": false, "schema": eventIdentifierSchema],
                 ],
-                responses: merged(["200": ["description": "The event stream.", "content": ["text/event-stream": ["schema": ["type": "string"]]]]], errors(["400", "404"])))
+                responses: merged(
+                    [
+                        "200": [
+                            "description": "The event stream.",
+                            "content": ["text/event-stream": ["schema": ["$ref": "#/components/schemas/Event"]]],
+                        ]
+                    ],
+                    errors(["400", "404", "413", "429"])))
         ]
-        paths["/api/openapi.json"] = ["get": operation("This document.", "openAPI", responses: ["200": ["description": "OpenAPI 3.1.", "content": ["application/json": ["schema": ["type": "object"]]]]])]
-        paths["/healthz"] = ["get": operation("Liveness.", "health", responses: ["200": ["description": "Alive."]])]
-        paths["/readyz"] = ["get": operation("Readiness.", "ready", responses: ["200": ["description": "Ready."], "503": ["description": "Draining."]])]
-        paths["/metrics"] = ["get": operation("Prometheus metrics.", "metrics", responses: ["200": ["description": "Text exposition format.", "content": ["text/plain": ["schema": ["type": "string"]]]]])]
+        paths["/api/openapi.json"] = [
+            "get": operation(
+                "This document.", "openAPI",
+                responses: merged(
+                    [
+                        "200": [
+                            "description": "OpenAPI 3.1.",
+                            "content": ["application/json": ["schema": ["type": "object"]]],
+                        ]
+                    ], errors(["400"])))
+        ]
+        paths["/healthz"] = [
+            "get": operation(
+                "Liveness.", "health", responses: merged(["200": jsonResponse("Alive.", "Status")], errors(["400"])))
+        ]
+        paths["/readyz"] = [
+            "get": operation(
+                "Readiness.", "ready",
+                responses: merged(
+                    ["200": jsonResponse("Ready.", "Status"), "503": jsonResponse("Draining.", "Status")],
+                    errors(["400"])))
+        ]
+        paths["/metrics"] = [
+            "get": operation(
+                "Prometheus metrics.", "metrics",
+                responses: merged(
+                    [
+                        "200": [
+                            "description": "Text exposition format.",
+                            "content": ["text/plain": ["schema": ["type": "string"]]],
+                        ]
+                    ], errors(["400"])))
+        ]
 
         return [
             "openapi": "3.1.0",
             "info": [
                 "title": "MVVMR page protocol", "version": "1",
-                "description": "Pages as JSON view-models; actions answered with RFC 6902 JSON Patches; Server-Sent Events.",
+                "description":
+                    "Pages as JSON view-models; actions answered with RFC 6902 JSON Patches; Server-Sent Events.",
             ],
             "paths": .object(paths),
-            "components": ["schemas": schemas],
+            "components": ["schemas": schemas(unitNames: unitNames)],
         ]
     }
+
+    /// What each error status means here, by its codes (docs/PROTOCOL.md and docs/HTTP.md say when each comes).
+    private static let errorDescriptions: [String: String] = [
+        "400": "`invalid_json`, `invalid_request`, `invalid_idempotency_key`, `malformed_request` or `invalid_path`.",
+        "403": "`forbidden_origin`: a state-changing request from an origin not allowed.",
+        "404": "`unknown_session`, `unknown_unit` or `not_found`.",
+        "409": "`page_not_bound`: the unit has no live page in this session.",
+        "413": "`payload_too_large`, `value_too_large` or `session_too_large`.",
+        "422":
+            "`unknown_action` (`details.allowed` lists the actions), `invalid_value` or `idempotency_key_reused`.",
+        "429": "`rate_limited` (with `Retry-After`), `idempotency_cache_full` or `too_many_streams`.",
+        "500":
+            "`internal_error`; `details.reason` says why a page was not built (`binding_failed`, `missing_service`).",
+        "503": "`overloaded` or `draining`, with `Retry-After`.",
+    ]
 
     private static func valueSchema(_ type: ActionValueType) -> JSONValue {
         switch type {
         case .none: ["type": "null"]
         case .string: ["type": "string"]
-        case .int: ["type": "integer"]
+        // Action values are Swift `Int`s: a whole number outside Int64 is refused (422 `invalid_value`).
+        case .int: ["type": "integer", "minimum": .int(Int.min), "maximum": .int(Int.max)]
         case .number: ["type": "number"]
         case .bool: ["type": "boolean"]
         case .object: ["type": "object"]
@@ -130,125 +226,196 @@ enum OpenAPIDocument {
             "properties": [
                 "action": ["const": .string(action.name)],
                 "value": valueSchema(action.valueType),
-                "rev": ["type": "integer", "minimum": 0],
+                "rev": revisionSchema,
             ],
         ]
     }
 
-    private static let schemas: JSONValue = [
-        "Error": [
-            "type": "object", "required": ["error"],
-            "properties": [
-                "error": [
-                    "type": "object", "required": ["code", "message"],
-                    "properties": ["code": ["type": "string"], "message": ["type": "string"], "details": ["type": "object"]],
+    /// The rev a client holds; null is taken as absent (no rev named), as clients that always send the field need.
+    private static let revisionSchema: JSONValue = [
+        "type": ["integer", "null"], "minimum": 0, "maximum": .int(Int.max),
+    ]
+
+    /// One event of the stream (OpenAPI 3.1: a `text/event-stream` schema describes each event): its `data` is the
+    /// JSON text of `payload`; every event but `expired` carries its seq as `id`.
+    private static func eventSchema(_ type: String, payload: JSONValue, hasIdentifier: Bool = true) -> JSONValue {
+        var properties: JSONObject = [
+            "event": ["const": .string(type)],
+            "data": ["type": "string", "contentMediaType": "application/json", "contentSchema": payload],
+        ]
+        if hasIdentifier { properties["id"] = ["type": "string", "pattern": "^[0-9]+$"] }
+        return [
+            "type": "object", "required": .array(hasIdentifier ? ["event", "data", "id"] : ["event", "data"]),
+            "properties": .object(properties),
+        ]
+    }
+
+    /// A `Last-Event-ID`, header or query: a seq (an `Int`), or empty for none; the header wins, but each must be
+    /// well formed.
+    private static let eventIdentifierSchema: JSONValue = [
+        "anyOf": [["type": "integer", "minimum": 0, "maximum": .int(Int.max)], ["type": "string", "maxLength": 0]]
+    ]
+
+    /// Route parameters in a body: an object of strings; null is taken as absent.
+    private static let routeParametersSchema: JSONValue = [
+        "type": ["object", "null"], "additionalProperties": ["type": "string"],
+    ]
+
+    private static func schemas(unitNames: JSONValue) -> JSONValue {
+        [
+            "Event": [
+                "oneOf": [
+                    eventSchema("patch", payload: ["$ref": "#/components/schemas/PatchEvent"]),
+                    eventSchema("navigate", payload: ["$ref": "#/components/schemas/Navigation"]),
+                    eventSchema("snapshot", payload: ["$ref": "#/components/schemas/Page"]),
+                    eventSchema(
+                        "expired",
+                        payload: [
+                            "type": "object", "required": ["reason"],
+                            "properties": ["reason": ["enum": ["deleted", "expired", "evicted"]]],
+                        ],
+                        hasIdentifier: false),
                 ]
             ],
-        ],
-        "Action": [
-            "type": "object", "required": ["name", "value"],
-            "properties": [
-                "name": ["type": "string"],
-                "value": ["type": "string", "enum": ["none", "string", "int", "number", "bool", "object", "array"]],
+            "PatchEvent": [
+                "type": "object", "required": ["unit", "rev", "patch"],
+                "properties": [
+                    "unit": ["type": "string"], "rev": ["type": "integer"],
+                    "patch": ["type": "array", "items": ["$ref": "#/components/schemas/PatchOperation"]],
+                ],
             ],
-        ],
-        "Units": [
-            "type": "object", "required": ["root", "units"],
-            "properties": [
-                "root": ["type": "string"],
-                "units": [
-                    "type": "array",
-                    "items": [
-                        "type": "object", "required": ["name", "route", "actions"],
+            "Status": [
+                "type": "object", "required": ["status"],
+                "properties": ["status": ["type": "string", "enum": ["ok", "ready", "draining"]]],
+            ],
+            "Error": [
+                "type": "object", "required": ["error"],
+                "properties": [
+                    "error": [
+                        "type": "object", "required": ["code", "message"],
                         "properties": [
-                            "name": ["type": "string"], "route": ["type": "string"],
-                            "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
+                            "code": ["type": "string"], "message": ["type": "string"], "details": ["type": "object"],
+                        ],
+                    ]
+                ],
+            ],
+            "Action": [
+                "type": "object", "required": ["name", "value"],
+                "properties": [
+                    "name": ["type": "string"],
+                    "value": [
+                        "type": "string", "enum": ["none", "string", "int", "number", "bool", "object", "array"],
+                    ],
+                ],
+            ],
+            "Units": [
+                "type": "object", "required": ["root", "units"],
+                "properties": [
+                    "root": ["type": "string"],
+                    "units": [
+                        "type": "array",
+                        "items": [
+                            "type": "object", "required": ["name", "route", "actions"],
+                            "properties": [
+                                "name": ["type": "string"], "route": ["type": "string"],
+                                "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
+                            ],
                         ],
                     ],
                 ],
             ],
-        ],
-        "NavigationState": [
-            "type": "object", "required": ["stack", "presented"],
-            "properties": ["stack": ["type": "array", "items": ["type": "string"]], "presented": ["type": ["string", "null"]]],
-        ],
-        "Page": [
-            "type": "object", "required": ["unit", "rev", "view", "actions"],
-            "properties": [
-                "unit": ["type": "string"], "rev": ["type": "integer"], "view": [:],
-                "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
+            "NavigationState": [
+                "type": "object", "required": ["stack", "presented"],
+                "properties": [
+                    "stack": ["type": "array", "items": ["type": "string"]], "presented": ["type": ["string", "null"]],
+                ],
             ],
-        ],
-        "Snapshot": [
-            "type": "object", "required": ["session", "unit", "rev", "seq", "view", "actions", "navigation"],
-            "properties": [
-                "session": ["type": "string"], "unit": ["type": "string"], "rev": ["type": "integer"], "seq": ["type": "integer"],
-                "view": [:], "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
-                "navigation": ["$ref": "#/components/schemas/NavigationState"],
+            "Page": [
+                "type": "object", "required": ["unit", "rev", "view", "actions"],
+                "properties": [
+                    "unit": ["type": "string"], "rev": ["type": "integer"], "view": [:],
+                    "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
+                ],
             ],
-        ],
-        "NewSession": [
-            "type": "object",
-            "properties": ["unit": ["type": "string"], "parameters": ["type": "object", "additionalProperties": ["type": "string"]]],
-        ],
-        "SessionCreated": [
-            "type": "object", "required": ["session", "navigation", "page"],
-            "properties": [
-                "session": ["type": "string"], "navigation": ["$ref": "#/components/schemas/NavigationState"],
-                "page": ["$ref": "#/components/schemas/Snapshot"],
+            "Snapshot": [
+                "type": "object", "required": ["session", "unit", "rev", "seq", "view", "actions", "navigation"],
+                "properties": [
+                    "session": ["type": "string"], "unit": ["type": "string"], "rev": ["type": "integer"],
+                    "seq": ["type": "integer"],
+                    "view": [:], "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
+                    "navigation": ["$ref": "#/components/schemas/NavigationState"],
+                ],
             ],
-        ],
-        "Session": [
-            "type": "object", "required": ["session", "seq", "navigation", "pages"],
-            "properties": [
-                "session": ["type": "string"], "seq": ["type": "integer"],
-                "navigation": ["$ref": "#/components/schemas/NavigationState"],
-                "pages": ["type": "array", "items": ["$ref": "#/components/schemas/Snapshot"]],
+            "NewSession": [
+                "type": "object",
+                "properties": ["unit": ["type": "string", "enum": unitNames], "parameters": routeParametersSchema],
             ],
-        ],
-        "PatchOperation": [
-            "type": "object", "required": ["op", "path"],
-            "properties": [
-                "op": ["type": "string", "enum": ["add", "remove", "replace", "move", "copy", "test"]],
-                "path": ["type": "string"], "from": ["type": "string"], "value": [:],
+            "SessionCreated": [
+                "type": "object", "required": ["session", "navigation", "page"],
+                "properties": [
+                    "session": ["type": "string"], "navigation": ["$ref": "#/components/schemas/NavigationState"],
+                    "page": ["$ref": "#/components/schemas/Snapshot"],
+                ],
             ],
-        ],
-        "Navigation": [
-            "type": "object", "required": ["type", "unit", "stack", "presented", "page"],
-            "properties": [
-                "type": ["type": "string", "enum": ["push", "present", "root", "back"]],
-                "unit": ["type": "string"], "stack": ["type": "array", "items": ["type": "string"]],
-                "presented": ["type": ["string", "null"]], "page": ["$ref": "#/components/schemas/Page"],
+            "Session": [
+                "type": "object", "required": ["session", "seq", "navigation", "pages"],
+                "properties": [
+                    "session": ["type": "string"], "seq": ["type": "integer"],
+                    "navigation": ["$ref": "#/components/schemas/NavigationState"],
+                    "pages": ["type": "array", "items": ["$ref": "#/components/schemas/Snapshot"]],
+                ],
             ],
-        ],
-        "ActionRequest": [
-            "type": "object", "required": ["action"],
-            "properties": ["action": ["type": "string"], "value": [:], "rev": ["type": "integer", "minimum": 0]],
-        ],
-        "ActionResponse": [
-            "type": "object", "required": ["unit", "rev", "seq", "navigation"],
-            "properties": [
-                "unit": ["type": "string"], "rev": ["type": "integer"], "seq": ["type": "integer"],
-                "patch": ["type": "array", "items": ["$ref": "#/components/schemas/PatchOperation"]],
-                "snapshot": ["$ref": "#/components/schemas/Page"],
-                "navigation": ["oneOf": [["type": "null"], ["$ref": "#/components/schemas/Navigation"]]],
+            "PatchOperation": [
+                "type": "object", "required": ["op", "path"],
+                "properties": [
+                    "op": ["type": "string", "enum": ["add", "remove", "replace", "move", "copy", "test"]],
+                    "path": ["type": "string"], "from": ["type": "string"], "value": [:],
+                ],
             ],
-        ],
-        "NavigationRequest": [
-            "type": "object", "required": ["type"],
-            "properties": [
-                "type": ["type": "string", "enum": ["back", "open"]], "unit": ["type": "string"],
-                "parameters": ["type": "object", "additionalProperties": ["type": "string"]],
+            "Navigation": [
+                "type": "object", "required": ["type", "unit", "stack", "presented", "page"],
+                "properties": [
+                    "type": ["type": "string", "enum": ["push", "present", "root", "back"]],
+                    "unit": ["type": "string"], "stack": ["type": "array", "items": ["type": "string"]],
+                    "presented": ["type": ["string", "null"]], "page": ["$ref": "#/components/schemas/Page"],
+                ],
             ],
-        ],
-        "NavigationResponse": [
-            "type": "object", "required": ["seq", "navigation"],
-            "properties": [
-                "seq": ["type": "integer"], "unit": ["type": "string"], "rev": ["type": "integer"],
-                "patch": ["type": "array"], "navigation": ["oneOf": [["type": "null"], ["$ref": "#/components/schemas/Navigation"]]],
+            "ActionRequest": [
+                "type": "object", "required": ["action"],
+                "properties": ["action": ["type": "string"], "value": [:], "rev": revisionSchema],
             ],
-        ],
-    ]
+            "ActionResponse": [
+                "type": "object", "required": ["unit", "rev", "seq", "navigation"],
+                "properties": [
+                    "unit": ["type": "string"], "rev": ["type": "integer"], "seq": ["type": "integer"],
+                    "patch": ["type": "array", "items": ["$ref": "#/components/schemas/PatchOperation"]],
+                    "snapshot": ["$ref": "#/components/schemas/Page"],
+                    "navigation": ["oneOf": [["type": "null"], ["$ref": "#/components/schemas/Navigation"]]],
+                ],
+            ],
+            // `back` reads nothing but its type; `open` needs a registered unit.
+            "NavigationRequest": [
+                "oneOf": [
+                    ["type": "object", "required": ["type"], "properties": ["type": ["const": "back"]]],
+                    [
+                        "type": "object", "required": ["type", "unit"],
+                        "properties": [
+                            "type": ["const": "open"], "unit": ["type": "string", "enum": unitNames],
+                            "parameters": routeParametersSchema,
+                        ],
+                    ],
+                ]
+            ],
+            "NavigationResponse": [
+                "type": "object", "required": ["seq", "navigation"],
+                "properties": [
+                    "seq": ["type": "integer"], "unit": ["type": "string"], "rev": ["type": "integer"],
+                    "patch": ["type": "array"],
+                    "navigation": ["oneOf": [["type": "null"], ["$ref": "#/components/schemas/Navigation"]]],
+                ],
+            ],
+        ]
+    }
 }
 
 extension String {
