@@ -11,7 +11,8 @@ case "$purpose" in
   run) ;;
   test)
     apt_packages+=(curl chromium chromium-driver debootstrap)
-    pip_packages+=(pytest jsonpatch openapi-spec-validator selenium)
+    # schemathesis is pinned: its command line changes between major versions (scripts/check-api-schema.sh).
+    pip_packages+=(pytest jsonpatch openapi-spec-validator selenium schemathesis==4.32.5)
     ;;
   bench)
     apt_packages+=(curl wrk valgrind gcc)  # gcc builds the C reference server (Benchmarks/c-server)
@@ -31,9 +32,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# A package given as name==version is missing unless that version is the one installed.
+installed_version() {
+  python3 -m pip show "$1" 2>/dev/null | sed -n 's/^Version: //p'
+}
 missing_pip=()
 for package in "${pip_packages[@]}"; do
-  python3 -m pip show -q "$package" >/dev/null 2>&1 || missing_pip+=("$package")
+  name="${package%%==*}"
+  if [ "$name" != "$package" ]; then
+    [ "$(installed_version "$name")" = "${package#*==}" ] || missing_pip+=("$package")
+  else
+    python3 -m pip show -q "$package" >/dev/null 2>&1 || missing_pip+=("$package")
+  fi
 done
 if [ "${#missing_pip[@]}" -gt 0 ]; then
   echo "installing from PyPI: ${missing_pip[*]}"

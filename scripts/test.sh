@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: builds with zero warnings allowed, the whole test suite, the concurrency
-# tests again under ThreadSanitizer, the Foundation check, the other suites as they exist, and last the quick
-# benchmarks (release build; throughput ratios against their floors, instructions per request against their budgets).
+# tests again under ThreadSanitizer, the Foundation check, the other suites as they exist (the server against its
+# OpenAPI document with schemathesis among them), and last the quick benchmarks (release build; throughput ratios
+# against their floors, instructions per request against their budgets).
 # Each stage prints its time. Installs what it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,7 @@ stage "build under ThreadSanitizer" build_without_warnings "${tsan_flags[@]}"
 stage "concurrency tests under ThreadSanitizer" run_tsan_tests
 stage "browser client unit tests (node)" node --test Tests/BrowserClient/
 stage "system tests: protocol, browser, shutdown (pytest)" python3 -m pytest -q -p no:cacheprovider Tests/system
+stage "API schema: schemathesis against /api/openapi.json" scripts/check-api-schema.sh
 stage "container runtime check (debootstrap)" scripts/check-runtime-image.sh
 if [ -x Fuzz/run.sh ]; then
   stage "JSON parser fuzzing (20 s)" Fuzz/run.sh 20
