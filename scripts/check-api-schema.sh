@@ -13,12 +13,13 @@
 # `DELETE /api/session` runs last, in a pass of its own with a session of its own, because the first request it
 # accepts ends the session every other operation uses.
 #
-# Usage: scripts/check-api-schema.sh [examples per operation]   (default 50; MVVMR_DEMO_BINARY overrides the binary)
+# Usage: scripts/check-api-schema.sh [examples per operation]   (default 50)
+#   MVVMR_DEMO_BINARY overrides the binary, SCHEMATHESIS_SEED the seed (to look further than CI does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 examples="${1:-50}"
-seed=20261201
+seed="${SCHEMATHESIS_SEED:-20261201}"
 binary="${MVVMR_DEMO_BINARY:-.build/debug/mvvmr-demo}"
 [ -x "$binary" ] || { echo "no $binary: build first (swift build --build-tests)"; exit 1; }
 
