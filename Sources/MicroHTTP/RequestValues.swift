@@ -6,6 +6,8 @@ internal import CMicroHTTPD
 /// and a header's `String` is made only when a handler looks it up. Cookies and query parameters, which
 /// most requests do not carry, are decoded at once.
 struct RequestValues {
+    /// Every value as packed, header fields included (what ``RequestFraming`` checks).
+    let packed: PackedValues
     var headers: HTTPHeaders
     var cookies: [String: String] = [:]
     var query: [QueryItem] = []
@@ -14,6 +16,7 @@ struct RequestValues {
         let kinds = MHD_ValueKind.HEADER_KIND.rawValue | MHD_ValueKind.COOKIE_KIND.rawValue
             | MHD_ValueKind.GET_ARGUMENT_KIND.rawValue
         let values = PackedValues(bytes: Self.pack(connection, kinds: kinds))
+        packed = values
         headers = HTTPHeaders(packed: values)
         values.forEachEntry { entry in
             if entry.kind != PackedValues.headerKind { add(entry, of: values) }
