@@ -165,6 +165,16 @@ static inline int mvvmr_mhd_client_address_bytes(struct MHD_Connection *connecti
 }
 
 /*
+ * The size of the request's header section, request line and final blank line included, as
+ * libmicrohttpd received it; 0 before the header section is complete.
+ */
+static inline size_t mvvmr_mhd_request_header_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
+}
+
+/*
  * Writes an IP address (4 or 16 raw bytes) as text into `buffer`. Returns 1 on success.
  */
 static inline int mvvmr_format_ip_address(const uint8_t *bytes, int count, char *buffer, size_t size) {

@@ -97,7 +97,7 @@ public final class HTTPServer: Sendable {
             settings.connection_limit = UInt32(clamping: max(1, configuration.maxConnections))
             settings.per_ip_connection_limit = UInt32(clamping: max(0, configuration.maxConnectionsPerIP))
             settings.connection_timeout_seconds = UInt32(clamping: max(0, configuration.connectionTimeoutSeconds))
-            settings.connection_memory_limit = max(4096, configuration.maxHeaderBytes)
+            settings.connection_memory_limit = Self.connectionPoolBytes(maxHeaderBytes: configuration.maxHeaderBytes)
             settings.listen_backlog = UInt32(clamping: max(1, configuration.listenBacklog))
             return mvvmr_mhd_start_daemon(
                 &settings,
