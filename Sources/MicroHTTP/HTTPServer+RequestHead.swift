@@ -9,25 +9,25 @@ internal import CMicroHTTPD
 extension HTTPServer {
     /// The memory libmicrohttpd gets for one connection (its pool), given the header limit MicroHTTP enforces.
     ///
-    /// The pool holds the received header section, the library's record of each field and, while the library
-    /// parses cookies, a second copy of the `Cookie` field. With a pool of only `maxHeaderBytes`, headers near
-    /// the limit ran the library out of pool memory, and some of its answers then went out with their status
-    /// line and header fields twice (a 20 KiB `Cookie` did). Twice the limit plus 16 KiB leaves room for all
-    /// three, so a header section up to the limit is parsed by the library and measured by MicroHTTP, which
-    /// answers an oversized one itself (431 or 414 as JSON) below the point where the library would.
+    /// The pool holds the received header section and the library's record of each field (the library's own
+    /// copy of the `Cookie` field is avoided: see `mvvmr_mhd_add_decoy_cookie`). 4 KiB above the limit leaves
+    /// room for those records and lets a head somewhat over the limit be received whole, so that MicroHTTP
+    /// measures it and answers itself (431 or 414 as JSON) where the library would have. The library zeroes
+    /// the whole pool between the requests of a kept-alive connection, so every byte of it costs on every
+    /// request (about 0.085 instructions a byte): the headroom is kept small.
     /// - Parameter maxHeaderBytes: the configured header limit.
     /// - Returns: the pool size in bytes.
     static func connectionPoolBytes(maxHeaderBytes: Int) -> Int {
-        let limit = min(max(4096, maxHeaderBytes), Int.max / 4)  // (no overflow below)
-        return 2 * limit + 16 * 1024
+        let limit = min(max(4096, maxHeaderBytes), Int.max / 2)  // (no overflow below)
+        return limit + 4 * 1024
     }
 
     /// Checks a request's head on the library's first call for it (its header fields are known, no byte of
     /// its body has been read) and returns the error to answer with at once, or `nil` to go on.
     ///
-    /// The request's values are read here, once, and kept in `context` for its dispatch.
+    /// The request's values are packed here, once, and kept in `context` for its dispatch.
     /// - Parameters:
-    ///   - context: the request's state; its `values` are set.
+    ///   - context: the request's state; its `packedValues` are set.
     ///   - connection: the library's connection.
     ///   - url: the request target as received.
     /// - Returns: 414 or 431 for a head over `maxHeaderBytes`, 400 `malformed_request` for framing that could
@@ -37,9 +37,9 @@ extension HTTPServer {
         if mvvmr_mhd_request_header_size(connection) > headerLimit {
             return strlen(url) > headerLimit ? .uriTooLong(limit: headerLimit) : .headerFieldsTooLarge(limit: headerLimit)
         }
-        let values = RequestValues(of: connection)
-        context.values = values
-        switch RequestFraming.read(values.packed) {
+        let values = RequestValues.packed(connection)
+        context.packedValues = values
+        switch RequestFraming.read(values) {
         case .failure(let problem):
             return .malformedRequest(problem)
         case .success(.contentLength(let length)) where length > UInt64(max(0, configuration.maxBodyBytes)):

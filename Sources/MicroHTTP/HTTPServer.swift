@@ -281,7 +281,7 @@ public final class HTTPServer: Sendable {
         case .methodNotAllowed(let allowed):
             return queue(HTTPError.methodNotAllowed(allowed: allowed).response, on: connection, for: context)
         case .matched(let handler, let parameters):
-            let values = context.values ?? RequestValues(of: connection)
+            let values = context.packedValues.map(RequestValues.init(packed:)) ?? RequestValues(of: connection)
             let request = HTTPRequest(
                 method: methodName,
                 rawPath: String(decoding: rawPath, as: UTF8.self),

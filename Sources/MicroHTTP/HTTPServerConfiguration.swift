@@ -16,7 +16,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 1 << 20
     /// The largest header section (request line included) a request may have; a larger one is answered
     /// 431 `header_fields_too_large` (414 `uri_too_long` when the target alone is larger). libmicrohttpd's
-    /// per-connection pool is sized at twice this plus 16 KiB so that such heads are measured and answered by
+    /// per-connection pool is sized at this plus 4 KiB so that heads a little over it are measured and answered by
     /// MicroHTTP; only heads beyond the pool are answered by the library itself (see docs/HTTP.md).
     public var maxHeaderBytes: Int = 32 * 1024
     /// Seconds a connection may stay silent before it is closed (inactivity, not total time).

@@ -44,31 +44,29 @@ enum RequestFraming: Equatable, Sendable {
     /// - Parameter values: the values as the C shim packed them.
     /// - Returns: the framing, or the first problem found.
     static func read(_ values: PackedValues) -> Result<RequestFraming, Problem> {
-        var hostCount = 0
-        var contentLengthCount = 0
-        var contentLength: UInt64 = 0
-        var contentLengthIsDecimal = true
-        var transferEncodingCount = 0
-        var transferEncodingIsChunked = false
-        let whitespace: Problem? = values.bytes.withUnsafeBufferPointer { bytes -> Problem? in
-            var found: Problem?
-            values.forEachHeader { entry in
-                let key = entry.key
+        values.bytes.withUnsafeBytes { raw in
+            var hostCount = 0
+            var contentLengthCount = 0
+            var contentLength: UInt64 = 0
+            var contentLengthIsDecimal = true
+            var transferEncodingCount = 0
+            var transferEncodingIsChunked = false
+            var offset = 0
+            while let (entry, next) = PackedValues.entry(at: offset, in: raw) {
+                offset = next
+                guard entry.kind == PackedValues.headerKind, let last = entry.key.last else { continue }
                 // Only the name's last byte needs looking at: the library ends a name at its colon and has
                 // already taken a line that begins with whitespace as the continuation of the previous one.
-                if let last = key.last, bytes[last] == 0x20 || bytes[last] == 0x09 {
-                    found = .whitespaceBeforeColon
-                    return false
-                }
-                switch key.count {
-                case 4 where Self.name(bytes, key, is: "host"):
+                if raw[last] == 0x20 || raw[last] == 0x09 { return .failure(.whitespaceBeforeColon) }
+                switch entry.key.count {
+                case 4 where Self.bytes(raw, entry.key, spell: "host"):
                     hostCount += 1
-                case 14 where Self.name(bytes, key, is: "content-length"):
+                case 14 where Self.bytes(raw, entry.key, spell: "content-length"):
                     contentLengthCount += 1
                     let value = entry.value ?? 0..<0
                     contentLengthIsDecimal = contentLengthIsDecimal && !value.isEmpty
                     for index in value {
-                        let digit = bytes[index] &- 0x30
+                        let digit = raw[index] &- 0x30
                         guard digit <= 9 else {
                             contentLengthIsDecimal = false
                             break
@@ -77,36 +75,33 @@ enum RequestFraming: Equatable, Sendable {
                         let (sum, overflowB) = times10.addingReportingOverflow(UInt64(digit))
                         contentLength = overflowA || overflowB ? UInt64.max : sum
                     }
-                case 17 where Self.name(bytes, key, is: "transfer-encoding"):
+                case 17 where Self.bytes(raw, entry.key, spell: "transfer-encoding"):
                     transferEncodingCount += 1
-                    transferEncodingIsChunked = entry.value.map { Self.name(bytes, $0, is: "chunked") } ?? false
+                    transferEncodingIsChunked = entry.value.map { Self.bytes(raw, $0, spell: "chunked") } ?? false
                 default:
                     break
                 }
-                return true
             }
-            return found
+            if contentLengthCount > 1 { return .failure(.duplicateContentLength) }
+            if contentLengthCount == 1 && !contentLengthIsDecimal { return .failure(.invalidContentLength) }
+            if transferEncodingCount > 0 && contentLengthCount > 0 { return .failure(.contentLengthWithTransferEncoding) }
+            if transferEncodingCount > 1 || (transferEncodingCount == 1 && !transferEncodingIsChunked) {
+                return .failure(.unsupportedTransferEncoding)
+            }
+            if hostCount > 1 { return .failure(.duplicateHost) }
+            if transferEncodingCount == 1 { return .success(.chunked) }
+            if contentLengthCount == 1 { return .success(.contentLength(contentLength)) }
+            return .success(.noBody)
         }
-        if let whitespace { return .failure(whitespace) }
-        if contentLengthCount > 1 { return .failure(.duplicateContentLength) }
-        if contentLengthCount == 1 && !contentLengthIsDecimal { return .failure(.invalidContentLength) }
-        if transferEncodingCount > 0 && contentLengthCount > 0 { return .failure(.contentLengthWithTransferEncoding) }
-        if transferEncodingCount > 1 || (transferEncodingCount == 1 && !transferEncodingIsChunked) {
-            return .failure(.unsupportedTransferEncoding)
-        }
-        if hostCount > 1 { return .failure(.duplicateHost) }
-        if transferEncodingCount == 1 { return .success(.chunked) }
-        if contentLengthCount == 1 { return .success(.contentLength(contentLength)) }
-        return .success(.noBody)
     }
 
     /// Whether the bytes at `range` spell `lowercased` ignoring ASCII case (only letters are folded).
-    private static func name(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, is lowercased: StaticString) -> Bool {
+    private static func bytes(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, spell lowercased: StaticString) -> Bool {
         guard range.count == lowercased.utf8CodeUnitCount else { return false }
         return lowercased.withUTF8Buffer { expected in
             var offset = 0
             for index in range {
-                let byte = bytes[index]
+                let byte = raw[index]
                 let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
                 if folded != expected[offset] { return false }
                 offset += 1

@@ -232,7 +232,7 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
 }
 
 /// Header sections near and over `maxHeaderBytes`: MicroHTTP measures them and answers itself, as JSON, below
-/// the point where libmicrohttpd would (the connection's pool has room above the limit).
+/// the point where libmicrohttpd would (the connection's pool has 4 KiB of room above the limit).
 @Suite struct HeaderSizeTests {
     private static func router(invocations: Counter) -> HTTPRouter {
         var router = HTTPRouter()
@@ -258,6 +258,49 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
         }
     }
 
+    @Test func thousandsOfTinyCookiesAreServedOnce() async throws {
+        var router = HTTPRouter()
+        router.get("/ok") { request in .text("\(request.cookies.count) \(request.cookies["c2999"] ?? "-")") }
+        // 3,000 cookies in 26 KB: libmicrohttpd's own parse needed a record per cookie, ran out of pool and sent
+        // its 431's head twice; MicroHTTP now parses the field itself.
+        try await withServer(router: router) { server in
+            let cookies = (0..<3000).map { "c\($0)=\($0 % 10)" }.joined(separator: "; ")
+            let request = "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: \(cookies)\r\nConnection: close\r\n\r\n"
+            let closing = try await exchangeUntilClosed(port: server.port, Array(request.utf8))
+            let text = String(decoding: closing.bytes, as: UTF8.self)
+            #expect(statusLineCount(closing.bytes) == 1, "\(text.prefix(200))")
+            #expect(text.hasPrefix("HTTP/1.1 200 "), "\(text.prefix(200))")
+            #expect(text.hasSuffix("\r\n\r\n3000 9"))
+        }
+    }
+
+    @Test func handlersSeeTheClientsCookieFieldsOnly() async throws {
+        let seen = Box<[(cookies: [String: String], fields: [String])]>([])
+        var router = HTTPRouter()
+        router.get("/ok") { request in
+            seen.update { $0.append((request.cookies, request.headers.values(for: "cookie"))) }
+            return .text("ok")
+        }
+        try await withServer(router: router) { server in
+            let port = server.port
+            try await blocking {
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                _ = try connection.request("GET", "/ok")
+                _ = try connection.request("GET", "/ok", headers: [("Cookie", #"a=1; b="two"; flag;  c = 4 ; =x; a=3"#)])
+                _ = try connection.request("GET", "/ok", headers: [("Cookie", "mvvmr-decoy")])
+            }
+        }
+        let requests = seen.value
+        try #require(requests.count == 3)
+        #expect(requests[0].cookies.isEmpty)
+        #expect(requests[0].fields.isEmpty, "the decoy Cookie field MicroHTTP gives the library is not a header of the request")
+        #expect(requests[1].cookies == ["a": "1", "b": "two", "flag": "", "c": "4"])
+        #expect(requests[1].fields == [#"a=1; b="two"; flag;  c = 4 ; =x; a=3"#])
+        #expect(requests[2].fields == ["mvvmr-decoy"], "a client's field that looks like the decoy is kept")
+        #expect(requests[2].cookies == ["mvvmr-decoy": ""])
+    }
+
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String
         var request: String
@@ -269,20 +312,20 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
     static let cases: [Case] = [
         Case(
             name: "a header field over the limit",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 20 * 1024))\r\n\r\n", status: 431,
+            request: "GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n", status: 431,
             code: "header_fields_too_large"),
         Case(
             name: "a cookie over the limit",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: a=\(String(repeating: "a", count: 20 * 1024))\r\n\r\n", status: 431,
+            request: "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: a=\(String(repeating: "a", count: 17 * 1024))\r\n\r\n", status: 431,
             code: "header_fields_too_large"),
         Case(
-            name: "many fields over the limit",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\n" + (0..<250).map { "X-H\($0): \(String(repeating: "v", count: 64))\r\n" }.joined()
+            name: "several fields over the limit together",
+            request: "GET /ok HTTP/1.1\r\nHost: x\r\n" + (0..<4).map { "X-H\($0): \(String(repeating: "v", count: 4400))\r\n" }.joined()
                 + "\r\n", status: 431,
             code: "header_fields_too_large"),
         Case(
             name: "a target over the limit",
-            request: "GET /\(String(repeating: "a", count: 20 * 1024)) HTTP/1.1\r\nHost: x\r\n\r\n", status: 414, code: "uri_too_long"),
+            request: "GET /\(String(repeating: "a", count: 17 * 1024)) HTTP/1.1\r\nHost: x\r\n\r\n", status: 414, code: "uri_too_long"),
     ]
 
     @Test(arguments: cases)
@@ -340,9 +383,6 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
         Case(
             name: "Content-Length of 2^64", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n",
             status: 413, heads: 2),
-        Case(
-            name: "five thousand tiny cookies",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: " + String(repeating: "a=1;", count: 5000) + "\r\n\r\n", status: 431, heads: 2),
         Case(name: "HTTP/9.9", request: "GET /ok HTTP/9.9\r\nHost: x\r\n\r\n", status: 505, heads: 1),
         Case(name: "request line without a version", request: "GET /ok\r\n\r\n", status: 400, heads: 1),
         Case(
