@@ -121,7 +121,9 @@ struct PackedValues: Sendable {
     }
 
     /// The kind of a header field (`MHD_HEADER_KIND`).
-    static let headerKind = UInt8(MHD_ValueKind.HEADER_KIND.rawValue)
+    /// (Computed, not a stored `static let`: a stored one is a lazily initialised global, checked on every
+    /// read, and this is read for every value of every request.)
+    static var headerKind: UInt8 { UInt8(truncatingIfNeeded: MHD_ValueKind.HEADER_KIND.rawValue) }
 
     let bytes: [UInt8]
 
