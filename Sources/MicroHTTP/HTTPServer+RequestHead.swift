@@ -35,7 +35,8 @@ extension HTTPServer {
     func refusalOfHead(of context: RequestContext, connection: OpaquePointer, url: UnsafePointer<CChar>) -> HTTPError? {
         let headerLimit = max(4096, configuration.maxHeaderBytes)
         if mvvmr_mhd_request_header_size(connection) > headerLimit {
-            return strlen(url) > headerLimit ? .uriTooLong(limit: headerLimit) : .headerFieldsTooLarge(limit: headerLimit)
+            return strlen(url) > headerLimit
+                ? .uriTooLong(limit: headerLimit) : .headerFieldsTooLarge(limit: headerLimit)
         }
         let values = RequestValues.packed(connection)
         context.packedValues = values

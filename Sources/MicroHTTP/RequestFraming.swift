@@ -84,7 +84,9 @@ enum RequestFraming: Equatable, Sendable {
             }
             if contentLengthCount > 1 { return .failure(.duplicateContentLength) }
             if contentLengthCount == 1 && !contentLengthIsDecimal { return .failure(.invalidContentLength) }
-            if transferEncodingCount > 0 && contentLengthCount > 0 { return .failure(.contentLengthWithTransferEncoding) }
+            if transferEncodingCount > 0 && contentLengthCount > 0 {
+                return .failure(.contentLengthWithTransferEncoding)
+            }
             if transferEncodingCount > 1 || (transferEncodingCount == 1 && !transferEncodingIsChunked) {
                 return .failure(.unsupportedTransferEncoding)
             }
@@ -96,7 +98,9 @@ enum RequestFraming: Equatable, Sendable {
     }
 
     /// Whether the bytes at `range` spell `lowercased` ignoring ASCII case (only letters are folded).
-    private static func bytes(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, spell lowercased: StaticString) -> Bool {
+    private static func bytes(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, spell lowercased: StaticString)
+        -> Bool
+    {
         guard range.count == lowercased.utf8CodeUnitCount else { return false }
         return lowercased.withUTF8Buffer { expected in
             var offset = 0

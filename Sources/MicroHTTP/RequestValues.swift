@@ -23,7 +23,9 @@ struct RequestValues {
         values.forEachEntry { entry in
             if entry.kind != PackedValues.headerKind {
                 add(entry, of: values)
-            } else if entry.key.count == 6, let value = entry.value, values.key(entry.key, equalsIgnoringCase: Self.cookieName) {
+            } else if entry.key.count == 6, let value = entry.value,
+                values.key(entry.key, equalsIgnoringCase: Self.cookieName)
+            {
                 addCookies(in: value, of: values)
             }
             return true
@@ -71,7 +73,8 @@ struct RequestValues {
                 while equals < pairEnd && bytes[equals] != UInt8(ascii: "=") { equals += 1 }
                 let name = Self.trimmed(pairStart..<equals, in: bytes)
                 var value = equals < pairEnd ? Self.trimmed(equals + 1..<pairEnd, in: bytes) : pairEnd..<pairEnd
-                if value.count >= 2 && bytes[value.lowerBound] == UInt8(ascii: "\"") && bytes[value.upperBound - 1] == UInt8(ascii: "\"") {
+                let quote = UInt8(ascii: "\"")
+                if value.count >= 2 && bytes[value.lowerBound] == quote && bytes[value.upperBound - 1] == quote {
                     value = value.lowerBound + 1..<value.upperBound - 1
                 }
                 if !name.isEmpty {
@@ -151,7 +154,8 @@ struct PackedValues: Sendable {
         let valueStart = keyStart + keyLength
         let end = valueStart + valueLength
         guard end <= raw.count else { return nil }
-        let entry = Entry(kind: raw[offset], key: keyStart..<valueStart, value: valueField == UInt32.max ? nil : valueStart..<end)
+        let value = valueField == UInt32.max ? nil : valueStart..<end
+        let entry = Entry(kind: raw[offset], key: keyStart..<valueStart, value: value)
         return (entry, end)
     }
 

@@ -28,31 +28,57 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
 
     static let cases: [Case] = [
         Case(name: "no body", fields: [("Host", "x"), ("Accept", "*/*")], expected: .success(.noBody)),
-        Case(name: "one Content-Length", fields: [("Host", "x"), ("content-LENGTH", "0042")], expected: .success(.contentLength(42))),
+        Case(
+            name: "one Content-Length", fields: [("Host", "x"), ("content-LENGTH", "0042")],
+            expected: .success(.contentLength(42))),
         Case(name: "chunked in any case", fields: [("Transfer-Encoding", "ChUnKeD")], expected: .success(.chunked)),
         Case(
             name: "a Content-Length over UInt64 saturates", fields: [("Content-Length", "18446744073709551616")],
             expected: .success(.contentLength(UInt64.max))),
-        Case(name: "two equal Content-Lengths", fields: [("Content-Length", "3"), ("Content-Length", "3")], expected: .failure(.duplicateContentLength)),
-        Case(name: "two Content-Lengths, any case", fields: [("Content-Length", "0"), ("CONTENT-LENGTH", "36")], expected: .failure(.duplicateContentLength)),
-        Case(name: "negative Content-Length", fields: [("Content-Length", "-1")], expected: .failure(.invalidContentLength)),
-        Case(name: "signed Content-Length", fields: [("Content-Length", "+32")], expected: .failure(.invalidContentLength)),
-        Case(name: "hexadecimal Content-Length", fields: [("Content-Length", "0x10")], expected: .failure(.invalidContentLength)),
-        Case(name: "Content-Length list", fields: [("Content-Length", "3, 3")], expected: .failure(.invalidContentLength)),
-        Case(name: "Content-Length with trailing space", fields: [("Content-Length", "3 ")], expected: .failure(.invalidContentLength)),
+        Case(
+            name: "two equal Content-Lengths", fields: [("Content-Length", "3"), ("Content-Length", "3")],
+            expected: .failure(.duplicateContentLength)),
+        Case(
+            name: "two Content-Lengths, any case", fields: [("Content-Length", "0"), ("CONTENT-LENGTH", "36")],
+            expected: .failure(.duplicateContentLength)),
+        Case(
+            name: "negative Content-Length", fields: [("Content-Length", "-1")],
+            expected: .failure(.invalidContentLength)),
+        Case(
+            name: "signed Content-Length", fields: [("Content-Length", "+32")],
+            expected: .failure(.invalidContentLength)),
+        Case(
+            name: "hexadecimal Content-Length", fields: [("Content-Length", "0x10")],
+            expected: .failure(.invalidContentLength)),
+        Case(
+            name: "Content-Length list", fields: [("Content-Length", "3, 3")], expected: .failure(.invalidContentLength)
+        ),
+        Case(
+            name: "Content-Length with trailing space", fields: [("Content-Length", "3 ")],
+            expected: .failure(.invalidContentLength)),
         Case(name: "empty Content-Length", fields: [("Content-Length", "")], expected: .failure(.invalidContentLength)),
         Case(
             name: "Transfer-Encoding with Content-Length",
-            fields: [("Content-Length", "3"), ("Transfer-Encoding", "chunked")], expected: .failure(.contentLengthWithTransferEncoding)),
-        Case(name: "gzip, chunked", fields: [("Transfer-Encoding", "gzip, chunked")], expected: .failure(.unsupportedTransferEncoding)),
-        Case(name: "identity", fields: [("Transfer-Encoding", "identity")], expected: .failure(.unsupportedTransferEncoding)),
-        Case(name: "chunked, chunked", fields: [("Transfer-Encoding", "chunked, chunked")], expected: .failure(.unsupportedTransferEncoding)),
+            fields: [("Content-Length", "3"), ("Transfer-Encoding", "chunked")],
+            expected: .failure(.contentLengthWithTransferEncoding)),
+        Case(
+            name: "gzip, chunked", fields: [("Transfer-Encoding", "gzip, chunked")],
+            expected: .failure(.unsupportedTransferEncoding)),
+        Case(
+            name: "identity", fields: [("Transfer-Encoding", "identity")],
+            expected: .failure(.unsupportedTransferEncoding)),
+        Case(
+            name: "chunked, chunked", fields: [("Transfer-Encoding", "chunked, chunked")],
+            expected: .failure(.unsupportedTransferEncoding)),
         Case(
             name: "two Transfer-Encoding fields",
-            fields: [("Transfer-Encoding", "chunked"), ("transfer-encoding", "chunked")], expected: .failure(.unsupportedTransferEncoding)),
+            fields: [("Transfer-Encoding", "chunked"), ("transfer-encoding", "chunked")],
+            expected: .failure(.unsupportedTransferEncoding)),
         Case(name: "two Hosts", fields: [("Host", "x"), ("host", "x")], expected: .failure(.duplicateHost)),
         Case(name: "space before a colon", fields: [("Host ", "x")], expected: .failure(.whitespaceBeforeColon)),
-        Case(name: "tab before a colon", fields: [("Accept", "*/*"), ("Content-Length\t", "3")], expected: .failure(.whitespaceBeforeColon)),
+        Case(
+            name: "tab before a colon", fields: [("Accept", "*/*"), ("Content-Length\t", "3")],
+            expected: .failure(.whitespaceBeforeColon)),
     ]
 
     @Test(arguments: cases)
@@ -120,28 +146,37 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
             problem: .duplicateContentLength),
         Case(
             name: "Transfer-Encoding with Content-Length",
-            bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            bytes:
+                "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
             problem: .contentLengthWithTransferEncoding),
         Case(
             name: "a signed Content-Length the library skips beside Transfer-Encoding",
-            bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: +32\r\n\r\n0\r\n\r\n",
+            bytes:
+                "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: +32\r\n\r\n0\r\n\r\n",
             problem: .invalidContentLength),
         Case(
-            name: "gzip, chunked", bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            name: "gzip, chunked",
+            bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
             problem: .unsupportedTransferEncoding),
         Case(
             name: "identity", bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n",
             problem: .unsupportedTransferEncoding),
         Case(
-            name: "chunked, chunked", bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
+            name: "chunked, chunked",
+            bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
             problem: .unsupportedTransferEncoding),
         Case(
             name: "two Transfer-Encoding fields",
-            bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            bytes:
+                "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
             problem: .unsupportedTransferEncoding),
         Case(name: "two Hosts", bytes: "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", problem: .duplicateHost),
-        Case(name: "space before a colon", bytes: "GET /healthz HTTP/1.1\r\nHost : x\r\n\r\n", problem: .whitespaceBeforeColon),
-        Case(name: "tab before a colon", bytes: "GET /healthz HTTP/1.1\r\nHost\t: x\r\n\r\n", problem: .whitespaceBeforeColon),
+        Case(
+            name: "space before a colon", bytes: "GET /healthz HTTP/1.1\r\nHost : x\r\n\r\n",
+            problem: .whitespaceBeforeColon),
+        Case(
+            name: "tab before a colon", bytes: "GET /healthz HTTP/1.1\r\nHost\t: x\r\n\r\n",
+            problem: .whitespaceBeforeColon),
         Case(
             name: "a Content-Length with a space before its colon",
             bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : 36\r\n\r\n", problem: .whitespaceBeforeColon),
@@ -151,10 +186,12 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
         var router = HTTPRouter()
         for method in ["GET", "POST"] {
             for path in ["/healthz", "/units"] {
-                router.add(method, path, .synchronous { _ in
-                    invocations.increment()
-                    return .text("ok")
-                })
+                router.add(
+                    method, path,
+                    .synchronous { _ in
+                        invocations.increment()
+                        return .text("ok")
+                    })
             }
         }
         return router
@@ -180,7 +217,9 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
             #expect(error["code"] as? String == "malformed_request")
             #expect((error["details"] as? [String: Any])?["problem"] as? String == testCase.problem.rawValue)
             #expect(closing.closed, "the connection is closed after the refusal")
-            #expect(closing.bytes.isEmpty, "nothing after the one response: \(String(decoding: closing.bytes, as: UTF8.self).prefix(120))")
+            #expect(
+                closing.bytes.isEmpty,
+                "nothing after the one response: \(String(decoding: closing.bytes, as: UTF8.self).prefix(120))")
             #expect(invocations.value == 0, "no handler ran, for the request or the smuggled one")
         }
     }
@@ -248,7 +287,8 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
         // The default limit (32 KiB): the library used to run out of pool copying the cookie, and sent its 431's
         // status line and header fields twice.
         try await withServer(router: Self.router(invocations: invocations)) { server in
-            let request = "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: a=\(String(repeating: "b", count: 20 * 1024))\r\nConnection: close\r\n\r\n"
+            let request =
+                "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: a=\(String(repeating: "b", count: 20 * 1024))\r\nConnection: close\r\n\r\n"
             let closing = try await exchangeUntilClosed(port: server.port, Array(request.utf8))
             let text = String(decoding: closing.bytes, as: UTF8.self)
             #expect(statusLineCount(closing.bytes) == 1, "\(text.prefix(200))")
@@ -287,14 +327,17 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
                 let connection = try RawConnection(port: port)
                 defer { connection.close() }
                 _ = try connection.request("GET", "/ok")
-                _ = try connection.request("GET", "/ok", headers: [("Cookie", #"a=1; b="two"; flag;  c = 4 ; =x; a=3"#)])
+                _ = try connection.request(
+                    "GET", "/ok", headers: [("Cookie", #"a=1; b="two"; flag;  c = 4 ; =x; a=3"#)])
                 _ = try connection.request("GET", "/ok", headers: [("Cookie", "mvvmr-decoy")])
             }
         }
         let requests = seen.value
         try #require(requests.count == 3)
         #expect(requests[0].cookies.isEmpty)
-        #expect(requests[0].fields.isEmpty, "the decoy Cookie field MicroHTTP gives the library is not a header of the request")
+        #expect(
+            requests[0].fields.isEmpty,
+            "the decoy Cookie field MicroHTTP gives the library is not a header of the request")
         #expect(requests[1].cookies == ["a": "1", "b": "two", "flag": "", "c": "4"])
         #expect(requests[1].fields == [#"a=1; b="two"; flag;  c = 4 ; =x; a=3"#])
         #expect(requests[2].fields == ["mvvmr-decoy"], "a client's field that looks like the decoy is kept")
@@ -312,26 +355,32 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
     static let cases: [Case] = [
         Case(
             name: "a header field over the limit",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n", status: 431,
+            request: "GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n",
+            status: 431,
             code: "header_fields_too_large"),
         Case(
             name: "a cookie over the limit",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: a=\(String(repeating: "a", count: 17 * 1024))\r\n\r\n", status: 431,
+            request: "GET /ok HTTP/1.1\r\nHost: x\r\nCookie: a=\(String(repeating: "a", count: 17 * 1024))\r\n\r\n",
+            status: 431,
             code: "header_fields_too_large"),
         Case(
             name: "several fields over the limit together",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\n" + (0..<4).map { "X-H\($0): \(String(repeating: "v", count: 4400))\r\n" }.joined()
+            request: "GET /ok HTTP/1.1\r\nHost: x\r\n"
+                + (0..<4).map { "X-H\($0): \(String(repeating: "v", count: 4400))\r\n" }.joined()
                 + "\r\n", status: 431,
             code: "header_fields_too_large"),
         Case(
             name: "a target over the limit",
-            request: "GET /\(String(repeating: "a", count: 17 * 1024)) HTTP/1.1\r\nHost: x\r\n\r\n", status: 414, code: "uri_too_long"),
+            request: "GET /\(String(repeating: "a", count: 17 * 1024)) HTTP/1.1\r\nHost: x\r\n\r\n", status: 414,
+            code: "uri_too_long"),
     ]
 
     @Test(arguments: cases)
     func aHeadOverTheLimitIsAnsweredOnceAsJSONAndClosed(_ testCase: Case) async throws {
         let invocations = Counter()
-        try await withServer(router: Self.router(invocations: invocations), configure: { $0.maxHeaderBytes = 16 * 1024 }) { server in
+        try await withServer(
+            router: Self.router(invocations: invocations), configure: { $0.maxHeaderBytes = 16 * 1024 }
+        ) { server in
             let closing = try await exchangeUntilClosed(port: server.port, Array(testCase.request.utf8))
             let text = String(decoding: closing.bytes, as: UTF8.self)
             #expect(closing.closed)
@@ -352,10 +401,14 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
 
     @Test func aHeadJustUnderTheLimitIsServed() async throws {
         let invocations = Counter()
-        try await withServer(router: Self.router(invocations: invocations), configure: { $0.maxHeaderBytes = 16 * 1024 }) { server in
+        try await withServer(
+            router: Self.router(invocations: invocations), configure: { $0.maxHeaderBytes = 16 * 1024 }
+        ) { server in
             let port = server.port
             let status = try await blocking {
-                try RawHTTP.request(port: port, "GET", "/ok", headers: [("X-Big", String(repeating: "b", count: 16 * 1024 - 200))]).status
+                try RawHTTP.request(
+                    port: port, "GET", "/ok", headers: [("X-Big", String(repeating: "b", count: 16 * 1024 - 200))]
+                ).status
             }
             #expect(status == 200)
             #expect(invocations.value == 1)
@@ -377,17 +430,25 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
     }
 
     static let cases: [Case] = [
-        Case(name: "negative Content-Length", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", status: 400, heads: 2),
-        Case(name: "signed Content-Length", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: +32\r\n\r\n", status: 400, heads: 2),
-        Case(name: "non-numeric Content-Length", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", status: 400, heads: 2),
         Case(
-            name: "Content-Length of 2^64", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n",
+            name: "negative Content-Length", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+            status: 400, heads: 2),
+        Case(
+            name: "signed Content-Length", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: +32\r\n\r\n",
+            status: 400, heads: 2),
+        Case(
+            name: "non-numeric Content-Length", request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+            status: 400, heads: 2),
+        Case(
+            name: "Content-Length of 2^64",
+            request: "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 18446744073709551616\r\n\r\n",
             status: 413, heads: 2),
         Case(name: "HTTP/9.9", request: "GET /ok HTTP/9.9\r\nHost: x\r\n\r\n", status: 505, heads: 1),
         Case(name: "request line without a version", request: "GET /ok\r\n\r\n", status: 400, heads: 1),
         Case(
             name: "a header section over the connection's pool",
-            request: "GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 128 * 1024))\r\n\r\n", status: 431, heads: 1),
+            request: "GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 128 * 1024))\r\n\r\n",
+            status: 431, heads: 1),
     ]
 
     @Test(arguments: cases)
@@ -395,10 +456,12 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
         let invocations = Counter()
         var router = HTTPRouter()
         for method in ["GET", "POST"] {
-            router.add(method, "/ok", .synchronous { _ in
-                invocations.increment()
-                return .text("ok")
-            })
+            router.add(
+                method, "/ok",
+                .synchronous { _ in
+                    invocations.increment()
+                    return .text("ok")
+                })
         }
         try await withServer(router: router) { server in
             let closing = try await exchangeUntilClosed(port: server.port, Array(testCase.request.utf8))
@@ -429,7 +492,8 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
             let response = try await blocking { () throws -> RawResponse in
                 let connection = try RawConnection(port: port)
                 defer { connection.close() }
-                try connection.send("POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n 0\r\nConnection: close\r\n\r\n")
+                try connection.send(
+                    "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n 0\r\nConnection: close\r\n\r\n")
                 return try connection.readResponse()
             }
             #expect(response.status == 200)
