@@ -28,6 +28,27 @@ static inline size_t mvvmr_mhd_keep_escaped(void *cls, struct MHD_Connection *co
     return strlen(text);
 }
 
+/*
+ * Installed as MHD_OPTION_URI_LOG_CALLBACK, which libmicrohttpd calls once per request as soon as the
+ * request line is parsed, before any header field: adds a `Cookie` field of MicroHTTP's own, which the
+ * library therefore lists first. The library parses only the first `Cookie` field it finds, so it parses
+ * this short one instead of the client's. libmicrohttpd 0.9.75 copies the field into the connection's
+ * pool to split it into cookies, and when the pool runs out there (a large `Cookie`, or thousands of tiny
+ * cookies) it sends its 431 with the status line and header fields twice. MicroHTTP parses the client's
+ * `Cookie` field itself; `mvvmr_mhd_pack_value` leaves the decoy out. Returns NULL: the request's
+ * context is still set by the access handler's first call.
+ */
+#define MVVMR_MHD_DECOY_COOKIE_NAME "Cookie"
+#define MVVMR_MHD_DECOY_COOKIE_VALUE "mvvmr-decoy"
+static inline void *mvvmr_mhd_add_decoy_cookie(void *cls, const char *uri, struct MHD_Connection *connection) {
+    (void)cls;
+    (void)uri;
+    (void)MHD_set_connection_value_n(connection, MHD_HEADER_KIND, MVVMR_MHD_DECOY_COOKIE_NAME,
+                                     sizeof(MVVMR_MHD_DECOY_COOKIE_NAME) - 1, MVVMR_MHD_DECOY_COOKIE_VALUE,
+                                     sizeof(MVVMR_MHD_DECOY_COOKIE_VALUE) - 1);
+    return NULL;
+}
+
 /* The options MicroHTTP sets when it starts a daemon. */
 struct mvvmr_mhd_settings {
     unsigned int flags;
@@ -53,6 +74,7 @@ static inline struct MHD_Daemon *mvvmr_mhd_start_daemon(
                                 access_handler, access_handler_context,
                                 MHD_OPTION_SOCK_ADDR, settings->bind_address,
                                 MHD_OPTION_UNESCAPE_CALLBACK, mvvmr_mhd_keep_escaped, (void *)NULL,
+                                MHD_OPTION_URI_LOG_CALLBACK, mvvmr_mhd_add_decoy_cookie, (void *)NULL,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed_callback, completed_context,
                                 MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size,
                                 MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit,
@@ -65,6 +87,7 @@ static inline struct MHD_Daemon *mvvmr_mhd_start_daemon(
     return MHD_start_daemon(settings->flags, settings->port, NULL, NULL,
                             access_handler, access_handler_context,
                             MHD_OPTION_UNESCAPE_CALLBACK, mvvmr_mhd_keep_escaped, (void *)NULL,
+                            MHD_OPTION_URI_LOG_CALLBACK, mvvmr_mhd_add_decoy_cookie, (void *)NULL,
                             MHD_OPTION_NOTIFY_COMPLETED, completed_callback, completed_context,
                             MHD_OPTION_THREAD_POOL_SIZE, settings->thread_pool_size,
                             MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit,
@@ -104,8 +127,8 @@ static inline int mvvmr_mhd_stop_listening(struct MHD_Daemon *daemon) {
 
 /*
  * A connection's values of some kinds (`kinds` is a bitmask of MHD_ValueKind), packed by C into one
- * byte buffer so that Swift reads a request's headers, cookies and query parameters with one call and
- * no allocation per value. Each value is written as
+ * byte buffer so that Swift reads a request's headers and query parameters with one call and no
+ * allocation per value. The decoy `Cookie` field (see `mvvmr_mhd_add_decoy_cookie`) is left out. Each value is written as
  *   kind (1 byte) | key length (4 bytes, host order) | value length (4 bytes; 0xFFFFFFFF: no value)
  *   | key bytes | value bytes
  * in the order the library keeps them. Nothing is written past `capacity`; the return value is the
@@ -115,12 +138,25 @@ struct mvvmr_mhd_value_pack {
     uint8_t *bytes;
     size_t capacity;
     size_t length;
+    int header_seen; /* a header field was visited (the decoy cookie can only be the first) */
 };
+
+/* Whether a header field is the decoy `mvvmr_mhd_add_decoy_cookie` adds before the client's fields. */
+static inline int mvvmr_mhd_is_decoy_cookie(const char *key, size_t key_size, const char *value, size_t value_size) {
+    return key_size == sizeof(MVVMR_MHD_DECOY_COOKIE_NAME) - 1 && value != NULL
+           && value_size == sizeof(MVVMR_MHD_DECOY_COOKIE_VALUE) - 1
+           && memcmp(value, MVVMR_MHD_DECOY_COOKIE_VALUE, value_size) == 0
+           && memcmp(key, MVVMR_MHD_DECOY_COOKIE_NAME, key_size) == 0;
+}
 
 static inline enum MHD_Result mvvmr_mhd_pack_value(void *context, enum MHD_ValueKind kind, const char *key,
                                                    size_t key_size, const char *value, size_t value_size) {
     struct mvvmr_mhd_value_pack *pack = (struct mvvmr_mhd_value_pack *)context;
     if (key == NULL || key_size > UINT32_MAX - 1 || value_size > UINT32_MAX - 1) return MHD_YES;
+    if (kind == MHD_HEADER_KIND && !pack->header_seen) {
+        pack->header_seen = 1;
+        if (mvvmr_mhd_is_decoy_cookie(key, key_size, value, value_size)) return MHD_YES;
+    }
     size_t value_length = value == NULL ? 0 : value_size;
     size_t needed = 9 + key_size + value_length;
     if (pack->length + needed <= pack->capacity) {
@@ -139,7 +175,7 @@ static inline enum MHD_Result mvvmr_mhd_pack_value(void *context, enum MHD_Value
 
 static inline size_t mvvmr_mhd_pack_values(struct MHD_Connection *connection, unsigned int kinds,
                                            uint8_t *bytes, size_t capacity) {
-    struct mvvmr_mhd_value_pack pack = {bytes, capacity, 0};
+    struct mvvmr_mhd_value_pack pack = {bytes, capacity, 0, 0};
     (void)MHD_get_connection_values_n(connection, (enum MHD_ValueKind)kinds, mvvmr_mhd_pack_value, &pack);
     return pack.length;
 }
@@ -162,6 +198,16 @@ static inline int mvvmr_mhd_client_address_bytes(struct MHD_Connection *connecti
         return 16;
     }
     return 0;
+}
+
+/*
+ * The size of the request's header section, request line and final blank line included, as
+ * libmicrohttpd received it; 0 before the header section is complete.
+ */
+static inline size_t mvvmr_mhd_request_header_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
 }
 
 /*

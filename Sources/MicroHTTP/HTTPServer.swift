@@ -97,7 +97,7 @@ public final class HTTPServer: Sendable {
             settings.connection_limit = UInt32(clamping: max(1, configuration.maxConnections))
             settings.per_ip_connection_limit = UInt32(clamping: max(0, configuration.maxConnectionsPerIP))
             settings.connection_timeout_seconds = UInt32(clamping: max(0, configuration.connectionTimeoutSeconds))
-            settings.connection_memory_limit = max(4096, configuration.maxHeaderBytes)
+            settings.connection_memory_limit = Self.connectionPoolBytes(maxHeaderBytes: configuration.maxHeaderBytes)
             settings.listen_backlog = UInt32(clamping: max(1, configuration.listenBacklog))
             return mvvmr_mhd_start_daemon(
                 &settings,
@@ -204,11 +204,11 @@ public final class HTTPServer: Sendable {
             let context = RequestContext(connection: ConnectionHandle(pointer: connection))
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             activeRequests.add(1, ordering: .relaxed)
-            let contentLength = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
-            if let contentLength, let length = Int(String(cString: contentLength)), length > configuration.maxBodyBytes {
-                // Answer before reading any of the body; the library closes the connection after this.
-                context.rejection = HTTPError.payloadTooLarge(limit: configuration.maxBodyBytes)
-                return queue(context.rejection?.response ?? HTTPError.internalError.response, on: connection, for: context)
+            if let refusal = refusalOfHead(of: context, connection: connection, url: url) {
+                // Answer before reading any of the body, so no byte of it is ever read as a request; the
+                // library closes the connection after this.
+                context.rejection = refusal
+                return queue(refusal.response, on: connection, for: context)
             }
             // Even a request without a body is answered on the next call: a response queued on this first
             // call makes libmicrohttpd close the connection afterwards (no keep-alive).
@@ -281,7 +281,7 @@ public final class HTTPServer: Sendable {
         case .methodNotAllowed(let allowed):
             return queue(HTTPError.methodNotAllowed(allowed: allowed).response, on: connection, for: context)
         case .matched(let handler, let parameters):
-            let values = RequestValues(of: connection)
+            let values = context.packedValues.map(RequestValues.init(packed:)) ?? RequestValues(of: connection)
             let request = HTTPRequest(
                 method: methodName,
                 rawPath: String(decoding: rawPath, as: UTF8.self),

@@ -14,8 +14,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var threadCount: Int = HTTPServerConfiguration.onlineProcessorCount
     /// The largest request body accepted; a larger one is answered 413 without being read into memory.
     public var maxBodyBytes: Int = 1 << 20
-    /// Memory for one connection's request line and headers (libmicrohttpd's per-connection pool). Requests
-    /// whose headers do not fit are answered by the library itself (see docs/HTTP.md).
+    /// The largest header section (request line included) a request may have; a larger one is answered
+    /// 431 `header_fields_too_large` (414 `uri_too_long` when the target alone is larger). libmicrohttpd's
+    /// per-connection pool is sized at this plus 4 KiB so that heads a little over it are measured and answered by
+    /// MicroHTTP; only heads beyond the pool are answered by the library itself (see docs/HTTP.md).
     public var maxHeaderBytes: Int = 32 * 1024
     /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
     public var connectionTimeoutSeconds: Int = 30

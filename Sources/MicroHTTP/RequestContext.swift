@@ -24,6 +24,9 @@ final class RequestContext: @unchecked Sendable {
     /// The request was handed to an asynchronous handler (and so sits in the server's waiting list).
     var isAsynchronous = false
     var rejection: HTTPError?
+    /// The request's header fields, cookies and query as packed on the first call (to check its framing),
+    /// decoded when it is dispatched, so the library's list is walked once per request.
+    var packedValues: PackedValues?
     var discardedBytes = 0
     /// Created only for asynchronous handlers, to keep the common path free of the allocation.
     private(set) var phase: Locked<Phase>?
