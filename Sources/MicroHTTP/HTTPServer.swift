@@ -42,6 +42,8 @@ public final class HTTPServer: Sendable {
     private let lifecycle = Locked(Lifecycle())
     private let activeRequests = Atomic<Int>(0)
     private let draining = Atomic<Bool>(false)
+    /// Request deadlines, and clients leaving suspended event streams; see ``ConnectionWatcher``.
+    private let watcher: ConnectionWatcher
 
     /// Creates a server; nothing listens until ``start()``.
     /// - Parameters:
@@ -50,6 +52,9 @@ public final class HTTPServer: Sendable {
     public init(configuration: HTTPServerConfiguration, router: HTTPRouter) {
         self.configuration = configuration
         self.router = router
+        watcher = ConnectionWatcher(
+            headerTimeout: configuration.requestHeaderTimeoutSeconds > 0 ? .seconds(configuration.requestHeaderTimeoutSeconds) : nil,
+            bodyTimeout: configuration.requestBodyTimeoutSeconds > 0 ? .seconds(configuration.requestBodyTimeoutSeconds) : nil)
     }
 
     /// The port the server listens on (the real one when configured with port 0); 0 before ``start()``.
@@ -63,6 +68,9 @@ public final class HTTPServer: Sendable {
 
     /// Event streams currently open.
     public var openStreamCount: Int { lifecycle.withLock { $0.streams.count } }
+
+    /// Connections shut down so far for not delivering a request's headers or body within its deadline.
+    public var connectionsCutForDeadline: Int { watcher.connectionsCut }
 
     /// Starts listening.
     /// - Throws: ``HTTPServerError`` when the host cannot be parsed, the port cannot be bound, or the
@@ -85,6 +93,10 @@ public final class HTTPServer: Sendable {
             throw error
         }
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
+        Self.raiseDescriptorLimit(toHold: configuration.maxConnections)
+        // Without the watcher the server still works, only without request deadlines and with departed
+        // stream clients noticed at the next heartbeat.
+        let watching = watcher.start()
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         let daemon: OpaquePointer? = address.withSocketAddress { socketAddress in
@@ -99,6 +111,18 @@ public final class HTTPServer: Sendable {
             settings.connection_timeout_seconds = UInt32(clamping: max(0, configuration.connectionTimeoutSeconds))
             settings.connection_memory_limit = max(4096, configuration.maxHeaderBytes)
             settings.listen_backlog = UInt32(clamping: max(1, configuration.listenBacklog))
+            if watching && watcher.hasDeadlines {
+                settings.notify_connection = { context, connection, _, code in
+                    guard let context, let connection else { return }
+                    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+                    if code == .CONNECTION_NOTIFY_STARTED {
+                        server.watcher.connectionStarted(connection)
+                    } else {
+                        server.watcher.connectionClosed(connection)
+                    }
+                }
+                settings.notify_connection_context = context
+            }
             return mvvmr_mhd_start_daemon(
                 &settings,
                 { context, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
@@ -111,16 +135,18 @@ public final class HTTPServer: Sendable {
                         uploadDataSize: uploadDataSize, requestSlot: requestSlot)
                 },
                 context,
-                { context, _, requestSlot, _ in
+                { context, connection, requestSlot, _ in
                     guard let context, let requestSlot, let slot = requestSlot.pointee else { return }
                     requestSlot.pointee = nil
                     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+                    if let connection { server.watcher.responseCompleted(on: connection) }
                     server.requestCompleted(Unmanaged<RequestContext>.fromOpaque(slot).takeRetainedValue())
                 },
                 context
             )
         }
         guard let daemon else {
+            watcher.stop()
             lifecycle.withLock { $0.phase = .idle }
             throw HTTPServerError(
                 code: "start_failed",
@@ -187,6 +213,19 @@ public final class HTTPServer: Sendable {
             state.daemon = nil
         }
         MHD_stop_daemon(stopping.daemon.pointer)
+        watcher.stop()
+    }
+
+    /// Raises the process's soft limit on open descriptors (never past the hard limit) so that it can hold
+    /// `connections` connections plus some for files and the server's own use: a default soft limit of 1024
+    /// would otherwise make accepting fail far below ``HTTPServerConfiguration/maxConnections``.
+    private static func raiseDescriptorLimit(toHold connections: Int) {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(clamping: max(0, connections) + 256)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = min(limit.rlim_max, wanted)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     // MARK: - Library callbacks
@@ -201,6 +240,7 @@ public final class HTTPServer: Sendable {
     ) -> MHD_Result {
         guard let slot = requestSlot.pointee else {
             // First call: only the headers are known.
+            if watcher.hasDeadlines { watcher.headersReceived(on: connection) }
             let context = RequestContext(connection: ConnectionHandle(pointer: connection))
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             activeRequests.add(1, ordering: .relaxed)
@@ -241,6 +281,7 @@ public final class HTTPServer: Sendable {
         }
 
         // The body is complete, or the connection was resumed after an asynchronous handler.
+        if watcher.hasDeadlines && !context.isAsynchronous { watcher.requestReceived(on: connection) }
         let ready: HTTPResponse? = context.phase?.withLock { phase in
             guard case .ready(let response) = phase else { return nil }
             phase = .answered
@@ -410,7 +451,9 @@ public final class HTTPServer: Sendable {
             state.streams[key] = stream
             return true
         }
-        stream.attach(to: ConnectionHandle(pointer: connection)) { [weak self] in
+        stream.attach(
+            to: ConnectionHandle(pointer: connection), descriptor: mvvmr_mhd_connection_fd(connection), watcher: watcher
+        ) { [weak self] in
             self?.lifecycle.withLock { _ = $0.streams.removeValue(forKey: key) }
         }
         if !accepted { stream.end(.serverStopping) }

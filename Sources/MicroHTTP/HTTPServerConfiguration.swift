@@ -19,11 +19,19 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderBytes: Int = 32 * 1024
     /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
     public var connectionTimeoutSeconds: Int = 30
+    /// Seconds a connection has to deliver a request's whole header section, counted from the moment it is
+    /// ready for one (accepted, or its previous response complete); 0: no limit. Unlike the inactivity
+    /// timeout, a client trickling bytes cannot stretch it, and it also bounds how long an idle keep-alive
+    /// connection waits for its next request.
+    public var requestHeaderTimeoutSeconds: Int = 10
+    /// Seconds a connection has to deliver a request's whole body once its headers are in; 0: no limit.
+    public var requestBodyTimeoutSeconds: Int = 30
     /// The most connections open at once. At the limit the library stops accepting: further connections wait,
     /// unanswered, in the listen backlog until one closes (unlike `maxConnectionsPerIP`, which closes them at once).
     public var maxConnections: Int = 10_000
-    /// The most connections open at once from one IP address; 0 means no per-address limit.
-    public var maxConnectionsPerIP: Int = 0
+    /// The most connections open at once from one IP address; 0 means no per-address limit. On by default,
+    /// so that one address cannot take every connection the server has.
+    public var maxConnectionsPerIP: Int = 128
     /// How often every open event stream receives a `: ping` comment.
     public var heartbeatInterval: Duration = .seconds(15)
     /// The pending-connection queue length given to `listen`.

@@ -1,0 +1,181 @@
+import Locking
+import Testing
+
+@testable import MicroHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Sends `bytes` one at a time, `interval` apart, until the server closes the connection or `limit` passes.
+/// Returns how long after the first byte the connection was closed, or `nil` when it stayed open.
+private func trickle(_ bytes: [UInt8], on connection: RawConnection, every interval: Duration, limit: Duration) -> Duration? {
+    let start = ContinuousClock.now
+    var index = 0
+    while ContinuousClock.now - start < limit {
+        if index < bytes.count {
+            do { try connection.send([bytes[index]]) } catch { return ContinuousClock.now - start }
+            index += 1
+        }
+        let closing = connection.waitForClose(timeout: interval)
+        if closing.closed { return ContinuousClock.now - start }
+    }
+    return nil
+}
+
+private var deadlineRouter: HTTPRouter {
+    var router = HTTPRouter()
+    router.get("/ping") { _ in .text("pong") }
+    router.add("POST", "/upload", .synchronous { request in .text("\(request.body.count)") })
+    router.add(
+        "GET", "/slow",
+        .asynchronous { _ in
+            try await Task.sleep(for: .milliseconds(2500))
+            return .text("late")
+        })
+    return router
+}
+
+@Suite(.tags(.concurrency)) struct RequestDeadlineConcurrencyTests {
+    @Test func aHeaderTrickledOneByteAtATimeIsCutAtTheHeaderDeadline() async throws {
+        // The inactivity timeout (30 s) never fires: a byte arrives every 300 ms.
+        try await withServer(router: deadlineRouter, configure: {
+            $0.connectionTimeoutSeconds = 30
+            $0.requestHeaderTimeoutSeconds = 1
+        }) { server in
+            let port = server.port
+            let cutAfter = try await blocking { () throws -> Duration? in
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                return trickle(Array("GET /ping HTTP/1.1\r\nHost: x\r\nX-Slow: \(String(repeating: "a", count: 40))".utf8),
+                               on: connection, every: .milliseconds(300), limit: .seconds(5))
+            }
+            let elapsed = try #require(cutAfter, "the trickling connection stayed open for 5 s")
+            #expect(elapsed >= .milliseconds(900))
+            #expect(elapsed < .milliseconds(2000))
+            #expect(server.connectionsCutForDeadline >= 1)
+        }
+    }
+
+    @Test func aBodyTrickledOneByteAtATimeIsCutAtTheBodyDeadlineNotTheHeaderOne() async throws {
+        try await withServer(router: deadlineRouter, configure: {
+            $0.connectionTimeoutSeconds = 30
+            $0.requestHeaderTimeoutSeconds = 1
+            $0.requestBodyTimeoutSeconds = 2
+        }) { server in
+            let port = server.port
+            let cutAfter = try await blocking { () throws -> Duration? in
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                try connection.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+                return trickle(Array(repeating: UInt8(ascii: "b"), count: 100), on: connection, every: .milliseconds(300),
+                               limit: .seconds(6))
+            }
+            let elapsed = try #require(cutAfter, "the trickling body stayed open for 6 s")
+            #expect(elapsed >= .milliseconds(1800))
+            #expect(elapsed < .milliseconds(3000))
+        }
+    }
+
+    @Test func anIdleKeepAliveConnectionWaitsForItsNextRequestOnlyUntilTheHeaderDeadline() async throws {
+        try await withServer(router: deadlineRouter, configure: {
+            $0.connectionTimeoutSeconds = 30
+            $0.requestHeaderTimeoutSeconds = 1
+        }) { server in
+            let port = server.port
+            let (statuses, closing) = try await blocking { () throws -> ([Int], CloseObservation) in
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                // Each request gets a fresh header deadline: three requests 600 ms apart outlast one deadline.
+                var statuses: [Int] = []
+                for _ in 0..<3 {
+                    statuses.append(try connection.request("GET", "/ping").status)
+                    usleep(600_000)
+                }
+                return (statuses, connection.waitForClose(timeout: .seconds(5)))
+            }
+            #expect(statuses == [200, 200, 200])
+            #expect(closing.closed)
+            #expect(closing.bytes.isEmpty)
+            #expect(closing.elapsed < .milliseconds(1500))
+        }
+    }
+
+    @Test func aSlowAsynchronousHandlerAndAnOpenStreamAreNotCutByTheDeadlines() async throws {
+        var router = deadlineRouter
+        router.get("/events") { _ in
+            let stream = EventStream()
+            stream.send(data: "first")
+            Task {
+                try? await Task.sleep(for: .milliseconds(2500))
+                stream.send(data: "second")
+            }
+            return .eventStream(stream)
+        }
+        try await withServer(router: router, configure: {
+            $0.requestHeaderTimeoutSeconds = 1
+            $0.requestBodyTimeoutSeconds = 1
+        }) { server in
+            let port = server.port
+            async let slow = blocking { () throws -> RawResponse in
+                try RawHTTP.request(port: port, "GET", "/slow")
+            }
+            let events = try await blocking { () throws -> [String?] in
+                let client = try EventStreamClient(port: port, target: "/events")
+                defer { client.connection.close() }
+                return [try client.nextEvent()?.data, try client.nextEvent(timeout: .seconds(5))?.data]
+            }
+            #expect(try await slow.text == "late")
+            #expect(events == ["first", "second"])
+            #expect(server.connectionsCutForDeadline == 0)
+        }
+    }
+}
+
+/// The number of descriptors this process has open.
+private func openDescriptorCount() -> Int {
+    guard let directory = opendir("/proc/self/fd") else { return -1 }
+    defer { closedir(directory) }
+    var count = 0
+    while readdir(directory) != nil { count += 1 }
+    return count
+}
+
+@Suite(.tags(.concurrency)) struct StreamDisconnectConcurrencyTests {
+    /// With a 15 s heartbeat, no write can be what notices the client leaving within a second.
+    @Test(arguments: [false, true])
+    func aClientLeavingAnIdleStreamEndsItWithinASecond(reset: Bool) async throws {
+        let streams = Box<[EventStream]>([])
+        let reasons = Box<[EventStream.Termination]>([])
+        var router = HTTPRouter()
+        router.get("/events") { _ in
+            let stream = EventStream()
+            stream.send(data: "welcome")
+            stream.onTermination { reason in reasons.update { $0.append(reason) } }
+            streams.update { $0.append(stream) }
+            return .eventStream(stream)
+        }
+        try await withServer(router: router, exclusive: true, configure: { $0.heartbeatInterval = .seconds(15) }) { server in
+            let port = server.port
+            let descriptorsBefore = openDescriptorCount()
+            let client = try await blocking { () throws -> EventStreamClient in
+                let client = try EventStreamClient(port: port, target: "/events")
+                _ = try client.nextEvent()
+                return client
+            }
+            #expect(await eventually { server.openStreamCount == 1 })
+            // Let the stream drain its welcome and suspend: the idle case is the one the library cannot see.
+            try await Task.sleep(for: .milliseconds(200))
+            let closedAt = ContinuousClock.now
+            if reset { client.connection.reset() } else { client.connection.close() }
+            #expect(await eventually(timeout: .seconds(1)) { server.openStreamCount == 0 })
+            #expect(await eventually(timeout: .seconds(1)) { server.activeRequestCount == 0 })
+            #expect(ContinuousClock.now - closedAt < .seconds(1))
+            #expect(reasons.value == [.clientDisconnected])
+            #expect(await eventually(timeout: .seconds(1)) { openDescriptorCount() <= descriptorsBefore })
+            #expect(streams.value.first.map { !$0.send(data: "after the end") } == true)
+        }
+    }
+}
