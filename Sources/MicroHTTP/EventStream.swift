@@ -194,7 +194,9 @@ public final class EventStream: Sendable {
             if state.closing != nil { return -1 }
             guard let connection = state.connection else { return -1 }
             // Nothing to send: suspend rather than return 0 alone, which would make the library poll
-            // this connection in a busy loop. `send` resumes it.
+            // this connection in a busy loop. `send` resumes it. An idle stream keeps no buffer: with
+            // thousands of streams open, the capacity kept for the next burst would add up.
+            if state.pending.capacity > 0 { state.pending = [] }
             state.suspended = true
             MHD_suspend_connection(connection.pointer)
             // A suspended connection is not polled, so the library would not see the client leave: the watcher

@@ -408,7 +408,10 @@ public final class HTTPServer: Sendable {
             let retained = Unmanaged.passRetained(stream)
             libraryResponse = MHD_create_response_from_callback(
                 UInt64.max,  // MHD_SIZE_UNKNOWN: chunked, open-ended
-                16 * 1024,
+                // The library reserves (and zeroes) this much per response, but a chunked response, as every
+                // HTTP/1.1 stream is, is written through the connection's own buffer and never uses it: small,
+                // as it is paid by every idle stream. Only an HTTP/1.0 stream reads through it, 256 bytes a call.
+                256,
                 { streamPointer, _, buffer, capacity in
                     guard let streamPointer, let buffer else { return -1 }
                     let stream = Unmanaged<EventStream>.fromOpaque(streamPointer).takeUnretainedValue()

@@ -14,9 +14,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var threadCount: Int = HTTPServerConfiguration.onlineProcessorCount
     /// The largest request body accepted; a larger one is answered 413 without being read into memory.
     public var maxBodyBytes: Int = 1 << 20
-    /// Memory for one connection's request line and headers (libmicrohttpd's per-connection pool). Requests
-    /// whose headers do not fit are answered by the library itself (see docs/HTTP.md).
-    public var maxHeaderBytes: Int = 32 * 1024
+    /// Memory for one connection's request line and headers (libmicrohttpd's per-connection pool, at least
+    /// 4096). Requests whose headers do not fit are answered by the library itself (see docs/HTTP.md).
+    ///
+    /// Every open connection pays for all of it, for as long as it is open: libmicrohttpd 0.9.75 gives a new
+    /// request half of the pool to read into and zeroes what the request did not use, and the response is
+    /// written through the rest. An idle event stream therefore costs about this much plus 2 KiB; 5 KiB keeps
+    /// it under 8 KiB (was 32 KiB: 30 KiB per stream). It also bounds what a response's header fields may
+    /// take after a large request's headers.
+    public var maxHeaderBytes: Int = 5 * 1024
     /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
     public var connectionTimeoutSeconds: Int = 30
     /// Seconds a connection has to deliver a request's whole header section, counted from the moment it is
