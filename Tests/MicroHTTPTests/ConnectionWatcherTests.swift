@@ -170,3 +170,22 @@ private var deadlineRouter: HTTPRouter {
         }
     }
 }
+
+/// The default connection pool (5 KiB, what every open connection holds) and the header sections it takes.
+@Suite struct DefaultPoolTests {
+    private static func status(port: Int, cookieBytes: Int) throws -> Int {
+        let bytes = RawConnection.requestBytes("GET", "/ping", headers: [("Cookie", "c=" + String(repeating: "v", count: cookieBytes))])
+        return try RawHTTP.exchange(port: port, bytes: bytes).status
+    }
+
+    @Test func aBrowserSizedHeaderSectionFitsAndALargerOneIsTheLibrarys431() async throws {
+        #expect(HTTPServerConfiguration().maxHeaderBytes == 5 * 1024)
+        try await withServer(router: deadlineRouter) { server in
+            let port = server.port
+            let statuses = try await blocking { () throws -> [Int] in
+                [try Self.status(port: port, cookieBytes: 2000), try Self.status(port: port, cookieBytes: 20 * 1024)]
+            }
+            #expect(statuses == [200, 431])
+        }
+    }
+}
