@@ -182,6 +182,15 @@ static inline int mvvmr_mhd_connection_fd(struct MHD_Connection *connection) {
 }
 
 /*
+ * The pointer MicroHTTP stored in a connection's socket context when the library reported it started
+ * (MHD_OPTION_NOTIFY_CONNECTION), or NULL. One switch in the library: cheap enough for every request.
+ */
+static inline void *mvvmr_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+/*
  * Writes an IP address (4 or 16 raw bytes) as text into `buffer`. Returns 1 on success.
  */
 static inline int mvvmr_format_ip_address(const uint8_t *bytes, int count, char *buffer, size_t size) {

@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Locking
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -25,15 +26,26 @@ import Locking
 /// library cannot have closed it: a connection's between the library's STARTED and CLOSED notifications
 /// (and under the same lock as their bookkeeping), a stream's while its connection is suspended. Events are
 /// keyed by a token per watched stream, never by the descriptor.
+///
+/// The per-request bookkeeping is kept off any shared lock: each connection's record hangs from the library's
+/// socket context, and a request only stores its deadline into the record's atomic (milliseconds on the coarse
+/// monotonic clock). The shared table, under the lock, changes only when a connection starts or closes.
 final class ConnectionWatcher: Sendable {
-    private struct TrackedConnection {
+    /// One connection, from the library's STARTED notification to its CLOSED one.
+    private final class TrackedConnection: Sendable {
         let descriptor: Int32
-        /// When the connection is cut unless the request part it waits for arrived; `nil`: no deadline.
-        var deadline: ContinuousClock.Instant?
+        /// When the connection is cut unless the request part it waits for has arrived, in milliseconds of
+        /// ``ConnectionWatcher/nowMilliseconds()``; 0: no deadline.
+        let deadline: Atomic<UInt64>
+
+        init(descriptor: Int32, deadline: UInt64) {
+            self.descriptor = descriptor
+            self.deadline = Atomic(deadline)
+        }
     }
 
     private struct State {
-        var connections: [UInt: TrackedConnection] = [:]
+        var connections: [ObjectIdentifier: TrackedConnection] = [:]
         var streams: [UInt64: EventStream] = [:]
         var nextToken: UInt64 = 1
         var running = false
@@ -47,8 +59,9 @@ final class ConnectionWatcher: Sendable {
     private let state = Locked(State())
     private let epollDescriptor: Int32
     private let wakeDescriptor: Int32
-    private let headerTimeout: Duration?
-    private let bodyTimeout: Duration?
+    /// The deadlines in milliseconds; 0: none.
+    private let headerTimeoutMilliseconds: UInt64
+    private let bodyTimeoutMilliseconds: UInt64
     private let tickMilliseconds: Int32
 
     /// Creates a watcher; nothing runs until ``start()``.
@@ -57,10 +70,9 @@ final class ConnectionWatcher: Sendable {
     ///   - bodyTimeout: how long it may take to deliver the body after the headers; `nil`: no limit.
     ///   - tick: how often deadlines are checked (the precision of the cut).
     init(headerTimeout: Duration?, bodyTimeout: Duration?, tick: Duration = .milliseconds(250)) {
-        self.headerTimeout = headerTimeout
-        self.bodyTimeout = bodyTimeout
-        let (seconds, attoseconds) = tick.components
-        tickMilliseconds = Int32(clamping: max(10, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+        headerTimeoutMilliseconds = headerTimeout.map { max(1, Self.milliseconds($0)) } ?? 0
+        bodyTimeoutMilliseconds = bodyTimeout.map { max(1, Self.milliseconds($0)) } ?? 0
+        tickMilliseconds = Int32(clamping: max(10, Self.milliseconds(tick)))
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC))
     }
@@ -71,7 +83,7 @@ final class ConnectionWatcher: Sendable {
     }
 
     /// Whether connections get request deadlines at all (the library must then report each connection).
-    var hasDeadlines: Bool { headerTimeout != nil || bodyTimeout != nil }
+    var hasDeadlines: Bool { headerTimeoutMilliseconds > 0 || bodyTimeoutMilliseconds > 0 }
 
     /// Connections cut so far for missing a deadline.
     var connectionsCut: Int { state.withLock { $0.connectionsCut } }
@@ -123,42 +135,61 @@ final class ConnectionWatcher: Sendable {
 
     // MARK: - Request deadlines (called from the library's threads)
 
-    /// The library accepted `connection`: its first request's header deadline starts now.
-    func connectionStarted(_ connection: OpaquePointer) {
+    /// The library accepted `connection`: its first request's header deadline starts now. Hangs the connection's
+    /// record from `socketContext`, the library's slot for it.
+    func connectionStarted(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let descriptor = mvvmr_mhd_connection_fd(connection)
         guard descriptor >= 0 else { return }
-        let deadline = headerTimeout.map { ContinuousClock.now + $0 }
-        state.withLock { $0.connections[Self.key(connection)] = TrackedConnection(descriptor: descriptor, deadline: deadline) }
+        let tracked = TrackedConnection(descriptor: descriptor, deadline: deadline(after: headerTimeoutMilliseconds))
+        socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+        state.withLock { $0.connections[ObjectIdentifier(tracked)] = tracked }
     }
 
-    /// The library is about to close `connection`: its descriptor must not be touched from here on.
-    func connectionClosed(_ connection: OpaquePointer) {
-        _ = state.withLock { $0.connections.removeValue(forKey: Self.key(connection)) }
+    /// The library is about to close the connection: its descriptor must not be touched from here on.
+    func connectionClosed(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let tracked = Unmanaged<TrackedConnection>.fromOpaque(pointer).takeRetainedValue()
+        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(tracked)) }
     }
 
     /// A request's header section arrived: the body's deadline starts now.
     func headersReceived(on connection: OpaquePointer) {
-        setDeadline(bodyTimeout.map { ContinuousClock.now + $0 }, on: connection)
+        tracked(connection)?.deadline.store(deadline(after: bodyTimeoutMilliseconds), ordering: .relaxed)
     }
 
     /// A request arrived whole: no deadline until its response is complete.
     func requestReceived(on connection: OpaquePointer) {
-        setDeadline(nil, on: connection)
+        tracked(connection)?.deadline.store(0, ordering: .relaxed)
     }
 
     /// A response is complete: should the connection stay open, the next request's header deadline starts now.
     func responseCompleted(on connection: OpaquePointer) {
-        setDeadline(headerTimeout.map { ContinuousClock.now + $0 }, on: connection)
+        tracked(connection)?.deadline.store(deadline(after: headerTimeoutMilliseconds), ordering: .relaxed)
     }
 
-    private func setDeadline(_ deadline: ContinuousClock.Instant?, on connection: OpaquePointer) {
-        state.withLock { state in
-            let key = Self.key(connection)
-            if state.connections[key] != nil { state.connections[key]?.deadline = deadline }
-        }
+    /// The record of a connection the library reported started (and not yet closed: it is calling back for it).
+    private func tracked(_ connection: OpaquePointer) -> TrackedConnection? {
+        guard let pointer = mvvmr_mhd_socket_context(connection) else { return nil }
+        return Unmanaged<TrackedConnection>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: connection) }
+    private func deadline(after milliseconds: UInt64) -> UInt64 {
+        milliseconds == 0 ? 0 : Self.nowMilliseconds() + milliseconds
+    }
+
+    /// Milliseconds on the coarse monotonic clock: a few instructions to read (no system call), and its
+    /// resolution (a few milliseconds) is far below the deadlines' 250 ms tick.
+    private static func nowMilliseconds() -> UInt64 {
+        var now = timespec()
+        _ = clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return UInt64(max(0, now.tv_sec)) * 1000 + UInt64(max(0, now.tv_nsec)) / 1_000_000
+    }
+
+    private static func milliseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(clamping: max(0, seconds) * 1000 + max(0, attoseconds) / 1_000_000_000_000_000)
+    }
 
     // MARK: - Event streams (called under the stream's lock)
 
@@ -215,17 +246,14 @@ final class ConnectionWatcher: Sendable {
     }
 
     private func cutOverdueConnections() {
-        let now = ContinuousClock.now
+        let now = Self.nowMilliseconds()
         state.withLock { state in
-            var overdue: [UInt] = []
-            for (key, connection) in state.connections {
-                if let deadline = connection.deadline, deadline <= now { overdue.append(key) }
-            }
-            for key in overdue {
-                guard let connection = state.connections[key] else { continue }
+            for connection in state.connections.values {
+                let deadline = connection.deadline.load(ordering: .relaxed)
+                guard deadline != 0, deadline <= now else { continue }
                 // Under the lock that CLOSED takes too, so the descriptor is still this connection's.
                 _ = shutdown(connection.descriptor, Int32(SHUT_RDWR))
-                state.connections[key]?.deadline = nil
+                connection.deadline.store(0, ordering: .relaxed)
                 state.connectionsCut += 1
             }
         }

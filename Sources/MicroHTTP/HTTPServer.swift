@@ -10,7 +10,8 @@ import Synchronization
 
 /// An HTTP/1.1 server over libmicrohttpd: a pool of epoll threads, routes answered synchronously on
 /// those threads or asynchronously from `Task`s (the connection is suspended meanwhile), streaming
-/// responses for Server-Sent Events, bounded bodies and connections, and a graceful stop.
+/// responses for Server-Sent Events, bounded bodies and connections, deadlines for a request's headers and body
+/// (kept, with departed event-stream clients, by a ``ConnectionWatcher`` thread), and a graceful stop.
 ///
 /// ```swift
 /// var router = HTTPRouter()
@@ -112,13 +113,13 @@ public final class HTTPServer: Sendable {
             settings.connection_memory_limit = max(4096, configuration.maxHeaderBytes)
             settings.listen_backlog = UInt32(clamping: max(1, configuration.listenBacklog))
             if watching && watcher.hasDeadlines {
-                settings.notify_connection = { context, connection, _, code in
-                    guard let context, let connection else { return }
+                settings.notify_connection = { context, connection, socketContext, code in
+                    guard let context, let connection, let socketContext else { return }
                     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
                     if code == .CONNECTION_NOTIFY_STARTED {
-                        server.watcher.connectionStarted(connection)
+                        server.watcher.connectionStarted(connection, socketContext: socketContext)
                     } else {
-                        server.watcher.connectionClosed(connection)
+                        server.watcher.connectionClosed(socketContext: socketContext)
                     }
                 }
                 settings.notify_connection_context = context
