@@ -20,8 +20,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// Every open connection pays for all of it, for as long as it is open: libmicrohttpd 0.9.75 gives a new
     /// request half of the pool to read into and zeroes what the request did not use, and the response is
     /// written through the rest. An idle event stream therefore costs about this much plus 2 KiB; 5 KiB keeps
-    /// it under 8 KiB (was 32 KiB: 30 KiB per stream). It also bounds what a response's header fields may
-    /// take after a large request's headers.
+    /// it under 8 KiB (was 32 KiB: 30 KiB per stream). The library grows its read buffer only to about half
+    /// of the pool, so that is the largest header section a request may have: about 2.3 KiB at 5 KiB (about
+    /// 16 KiB at 32 KiB).
     public var maxHeaderBytes: Int = 5 * 1024
     /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
     public var connectionTimeoutSeconds: Int = 30
