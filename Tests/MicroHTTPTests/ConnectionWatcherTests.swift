@@ -103,6 +103,50 @@ private var deadlineRouter: HTTPRouter {
         }
     }
 
+    /// Half-sent requests closed by their clients right around their deadline free descriptor numbers that new
+    /// connections take at once; were a cut ever aimed at a number after the library closed it, one of the fast
+    /// requests on those new connections would fail.
+    @Test func cutsRacingClientClosesNeverHitAnotherConnection() async throws {
+        try await withServer(router: deadlineRouter, configure: {
+            $0.connectionTimeoutSeconds = 30
+            $0.requestHeaderTimeoutSeconds = 1
+        }) { server in
+            let port = server.port
+            let racing = Task {
+                try await blocking { () throws -> Void in
+                    for round in 0..<3 {
+                        let half = try (0..<20).map { _ in try RawConnection(port: port) }
+                        for connection in half { try connection.send("GET /pi") }
+                        // Close them over 950-1,100 ms: some before their cut, some during it, some after.
+                        usleep(950_000)
+                        for (index, connection) in half.enumerated() {
+                            if index % 2 == round % 2 { connection.reset() } else { connection.close() }
+                            usleep(7_000)
+                        }
+                    }
+                }
+            }
+            let (answered, failed) = await blocking { () -> (Int, [String]) in
+                var answered = 0
+                var failed: [String] = []
+                let deadline = ContinuousClock.now + .milliseconds(3600)
+                while ContinuousClock.now < deadline {
+                    do {
+                        let response = try RawHTTP.request(port: port, "GET", "/ping")
+                        if response.status == 200 { answered += 1 } else { failed.append("status \(response.status)") }
+                    } catch {
+                        failed.append("\(error)")
+                    }
+                }
+                return (answered, failed)
+            }
+            try await racing.value
+            #expect(failed.isEmpty, "\(failed.prefix(3))")
+            #expect(answered > 100)
+            #expect(server.connectionsCutForDeadline > 0)
+        }
+    }
+
     @Test func aSlowAsynchronousHandlerAndAnOpenStreamAreNotCutByTheDeadlines() async throws {
         var router = deadlineRouter
         router.get("/events") { _ in
