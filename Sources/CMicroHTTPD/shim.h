@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/eventfd.h>
+#include <sys/epoll.h> /* for ConnectionWatcher (Glibc does not export epoll) */
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -60,6 +61,9 @@ struct mvvmr_mhd_settings {
     unsigned int connection_timeout_seconds;
     size_t connection_memory_limit;
     unsigned int listen_backlog;
+    /* Told when each connection starts and closes (NULL: not told); see HTTPServer's deadlines. */
+    MHD_NotifyConnectionCallback notify_connection;
+    void *notify_connection_context;
 };
 
 /* MHD_start_daemon without varargs. */
@@ -82,6 +86,8 @@ static inline struct MHD_Daemon *mvvmr_mhd_start_daemon(
                                 MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit,
                                 MHD_OPTION_LISTEN_BACKLOG_SIZE, settings->listen_backlog,
+                                MHD_OPTION_NOTIFY_CONNECTION, settings->notify_connection,
+                                settings->notify_connection_context,
                                 MHD_OPTION_END);
     }
     return MHD_start_daemon(settings->flags, settings->port, NULL, NULL,
@@ -95,6 +101,8 @@ static inline struct MHD_Daemon *mvvmr_mhd_start_daemon(
                             MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, settings->listen_backlog,
+                            MHD_OPTION_NOTIFY_CONNECTION, settings->notify_connection,
+                            settings->notify_connection_context,
                             MHD_OPTION_END);
 }
 
@@ -208,6 +216,24 @@ static inline size_t mvvmr_mhd_request_header_size(struct MHD_Connection *connec
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     return info == NULL ? 0 : info->header_size;
+}
+
+/*
+ * The socket descriptor of a connection, or -1 when unknown. The descriptor stays the library's: MicroHTTP
+ * only ever shuts it down or watches it, and only while the library has not reported the connection closed.
+ */
+static inline int mvvmr_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/*
+ * The pointer MicroHTTP stored in a connection's socket context when the library reported it started
+ * (MHD_OPTION_NOTIFY_CONNECTION), or NULL. One switch in the library: cheap enough for every request.
+ */
+static inline void *mvvmr_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
 }
 
 /*

@@ -122,6 +122,8 @@ public final class PageServer: Sendable {
         httpConfiguration.maxConnections = configuration.maxConnections
         httpConfiguration.maxConnectionsPerIP = configuration.maxConnectionsPerIP
         httpConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
+        httpConfiguration.requestHeaderTimeoutSeconds = configuration.requestHeaderTimeoutSeconds
+        httpConfiguration.requestBodyTimeoutSeconds = configuration.requestBodyTimeoutSeconds
         httpConfiguration.heartbeatInterval = .seconds(configuration.heartbeatSeconds)
         let server = HTTPServer(configuration: httpConfiguration, router: makeRouter())
         try server.start()

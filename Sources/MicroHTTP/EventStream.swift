@@ -4,9 +4,10 @@ import Locking
 /// A Server-Sent Events stream: send events from any thread; they reach the client in order.
 ///
 /// Return it from a handler with ``HTTPResponse/eventStream(_:)``. While nothing is pending the
-/// connection is suspended, so an idle stream costs no CPU. The server writes a heartbeat comment
-/// at its configured interval; that is also how a client that went away is noticed (the write fails),
-/// after which the stream ends and its termination handlers run. A stream whose unsent bytes would
+/// connection is suspended, so an idle stream costs no CPU. While suspended, its socket is watched for
+/// the client hanging up (FIN or RST), so a client that goes away ends the stream within moments (not at
+/// the next write) and its termination handlers run; the server also writes a heartbeat comment at its
+/// configured interval. A stream whose unsent bytes would
 /// exceed its buffer limit ends too (the client is expected to reconnect with `Last-Event-ID`).
 ///
 /// ```swift
@@ -20,7 +21,7 @@ public final class EventStream: Sendable {
     public enum Termination: Sendable, Equatable {
         /// ``close()`` was called.
         case closedByServer
-        /// The client disconnected (noticed at the next write, a heartbeat at the latest).
+        /// The client disconnected (noticed at once while the stream is idle, else at the next write).
         case clientDisconnected
         /// More unsent bytes than the buffer limit allows: the client was too slow.
         case bufferOverflow
@@ -39,6 +40,11 @@ public final class EventStream: Sendable {
         var finished: Termination?
         var connection: ConnectionHandle?
         var suspended = false
+        /// The connection's socket, watched for the client hanging up while the connection is suspended.
+        var descriptor: Int32 = -1
+        var watcher: ConnectionWatcher?
+        /// Set while the watcher holds the socket (only ever while suspended).
+        var watchToken: UInt64?
         var terminationHandlers: [@Sendable (Termination) -> Void] = []
         var unregister: (@Sendable () -> Void)?
     }
@@ -152,10 +158,16 @@ public final class EventStream: Sendable {
         }
     }
 
-    /// Called once the response carrying this stream is queued on `connection`.
-    func attach(to connection: ConnectionHandle, unregister: @escaping @Sendable () -> Void) {
+    /// Called once the response carrying this stream is queued on `connection`, whose socket is `descriptor`
+    /// (-1 when unknown: the client's leaving is then noticed at the next write only).
+    func attach(
+        to connection: ConnectionHandle, descriptor: Int32, watcher: ConnectionWatcher?,
+        unregister: @escaping @Sendable () -> Void
+    ) {
         state.withLock { state in
             state.connection = connection
+            state.descriptor = descriptor
+            state.watcher = watcher
             state.unregister = unregister
         }
     }
@@ -182,9 +194,16 @@ public final class EventStream: Sendable {
             if state.closing != nil { return -1 }
             guard let connection = state.connection else { return -1 }
             // Nothing to send: suspend rather than return 0 alone, which would make the library poll
-            // this connection in a busy loop. `send` resumes it.
+            // this connection in a busy loop. `send` resumes it. An idle stream keeps no buffer: with
+            // thousands of streams open, the capacity kept for the next burst would add up.
+            if state.pending.capacity > 0 { state.pending = [] }
             state.suspended = true
             MHD_suspend_connection(connection.pointer)
+            // A suspended connection is not polled, so the library would not see the client leave: the watcher
+            // looks out for that (and ends the stream) until the connection is resumed.
+            if let watcher = state.watcher, state.descriptor >= 0 {
+                state.watchToken = watcher.watch(self, descriptor: state.descriptor)
+            }
             return 0
         }
     }
@@ -197,6 +216,10 @@ public final class EventStream: Sendable {
                 state.finished = reason
                 state.connection = nil
                 state.suspended = false
+                // Never still watched here (resuming unwatches); should it be, forget the token only: the
+                // descriptor may already belong to another connection.
+                state.watchToken = nil
+                state.watcher = nil
                 state.pending = []
                 state.readOffset = 0
                 let handlers = state.terminationHandlers
@@ -216,6 +239,11 @@ public final class EventStream: Sendable {
     private static func resumeIfSuspended(_ state: inout State) {
         guard state.suspended, let connection = state.connection else { return }
         state.suspended = false
+        // Before the resume: once resumed, the library may close the descriptor at any moment.
+        if let token = state.watchToken {
+            state.watchToken = nil
+            state.watcher?.unwatch(token: token, descriptor: state.descriptor)
+        }
         MHD_resume_connection(connection.pointer)
     }
 

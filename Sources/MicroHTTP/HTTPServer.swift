@@ -10,7 +10,8 @@ import Synchronization
 
 /// An HTTP/1.1 server over libmicrohttpd: a pool of epoll threads, routes answered synchronously on
 /// those threads or asynchronously from `Task`s (the connection is suspended meanwhile), streaming
-/// responses for Server-Sent Events, bounded bodies and connections, and a graceful stop.
+/// responses for Server-Sent Events, bounded bodies and connections, deadlines for a request's headers and body
+/// (kept, with departed event-stream clients, by a ``ConnectionWatcher`` thread), and a graceful stop.
 ///
 /// ```swift
 /// var router = HTTPRouter()
@@ -42,6 +43,8 @@ public final class HTTPServer: Sendable {
     private let lifecycle = Locked(Lifecycle())
     private let activeRequests = Atomic<Int>(0)
     private let draining = Atomic<Bool>(false)
+    /// Request deadlines, and clients leaving suspended event streams; see ``ConnectionWatcher``.
+    private let watcher: ConnectionWatcher
 
     /// Creates a server; nothing listens until ``start()``.
     /// - Parameters:
@@ -50,6 +53,9 @@ public final class HTTPServer: Sendable {
     public init(configuration: HTTPServerConfiguration, router: HTTPRouter) {
         self.configuration = configuration
         self.router = router
+        watcher = ConnectionWatcher(
+            headerTimeout: configuration.requestHeaderTimeoutSeconds > 0 ? .seconds(configuration.requestHeaderTimeoutSeconds) : nil,
+            bodyTimeout: configuration.requestBodyTimeoutSeconds > 0 ? .seconds(configuration.requestBodyTimeoutSeconds) : nil)
     }
 
     /// The port the server listens on (the real one when configured with port 0); 0 before ``start()``.
@@ -63,6 +69,9 @@ public final class HTTPServer: Sendable {
 
     /// Event streams currently open.
     public var openStreamCount: Int { lifecycle.withLock { $0.streams.count } }
+
+    /// Connections shut down so far for not delivering a request's headers or body within its deadline.
+    public var connectionsCutForDeadline: Int { watcher.connectionsCut }
 
     /// Starts listening.
     /// - Throws: ``HTTPServerError`` when the host cannot be parsed, the port cannot be bound, or the
@@ -85,6 +94,10 @@ public final class HTTPServer: Sendable {
             throw error
         }
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
+        Self.raiseDescriptorLimit(toHold: configuration.maxConnections)
+        // Without the watcher the server still works, only without request deadlines and with departed
+        // stream clients noticed at the next heartbeat.
+        let watching = watcher.start()
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         let daemon: OpaquePointer? = address.withSocketAddress { socketAddress in
@@ -99,6 +112,18 @@ public final class HTTPServer: Sendable {
             settings.connection_timeout_seconds = UInt32(clamping: max(0, configuration.connectionTimeoutSeconds))
             settings.connection_memory_limit = Self.connectionPoolBytes(maxHeaderBytes: configuration.maxHeaderBytes)
             settings.listen_backlog = UInt32(clamping: max(1, configuration.listenBacklog))
+            if watching && watcher.hasDeadlines {
+                settings.notify_connection = { context, connection, socketContext, code in
+                    guard let context, let connection, let socketContext else { return }
+                    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+                    if code == .CONNECTION_NOTIFY_STARTED {
+                        server.watcher.connectionStarted(connection, socketContext: socketContext)
+                    } else {
+                        server.watcher.connectionClosed(socketContext: socketContext)
+                    }
+                }
+                settings.notify_connection_context = context
+            }
             return mvvmr_mhd_start_daemon(
                 &settings,
                 { context, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
@@ -111,16 +136,18 @@ public final class HTTPServer: Sendable {
                         uploadDataSize: uploadDataSize, requestSlot: requestSlot)
                 },
                 context,
-                { context, _, requestSlot, _ in
+                { context, connection, requestSlot, _ in
                     guard let context, let requestSlot, let slot = requestSlot.pointee else { return }
                     requestSlot.pointee = nil
                     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+                    if let connection { server.watcher.responseCompleted(on: connection) }
                     server.requestCompleted(Unmanaged<RequestContext>.fromOpaque(slot).takeRetainedValue())
                 },
                 context
             )
         }
         guard let daemon else {
+            watcher.stop()
             lifecycle.withLock { $0.phase = .idle }
             throw HTTPServerError(
                 code: "start_failed",
@@ -187,6 +214,19 @@ public final class HTTPServer: Sendable {
             state.daemon = nil
         }
         MHD_stop_daemon(stopping.daemon.pointer)
+        watcher.stop()
+    }
+
+    /// Raises the process's soft limit on open descriptors (never past the hard limit) so that it can hold
+    /// `connections` connections plus some for files and the server's own use: a default soft limit of 1024
+    /// would otherwise make accepting fail far below ``HTTPServerConfiguration/maxConnections``.
+    private static func raiseDescriptorLimit(toHold connections: Int) {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(clamping: max(0, connections) + 256)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = min(limit.rlim_max, wanted)
+        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     // MARK: - Library callbacks
@@ -201,6 +241,7 @@ public final class HTTPServer: Sendable {
     ) -> MHD_Result {
         guard let slot = requestSlot.pointee else {
             // First call: only the headers are known.
+            if watcher.hasDeadlines { watcher.headersReceived(on: connection) }
             let context = RequestContext(connection: ConnectionHandle(pointer: connection))
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             activeRequests.add(1, ordering: .relaxed)
@@ -241,6 +282,7 @@ public final class HTTPServer: Sendable {
         }
 
         // The body is complete, or the connection was resumed after an asynchronous handler.
+        if watcher.hasDeadlines && !context.isAsynchronous { watcher.requestReceived(on: connection) }
         let ready: HTTPResponse? = context.phase?.withLock { phase in
             guard case .ready(let response) = phase else { return nil }
             phase = .answered
@@ -367,7 +409,10 @@ public final class HTTPServer: Sendable {
             let retained = Unmanaged.passRetained(stream)
             libraryResponse = MHD_create_response_from_callback(
                 UInt64.max,  // MHD_SIZE_UNKNOWN: chunked, open-ended
-                16 * 1024,
+                // The library reserves (and zeroes) this much per response, but a chunked response, as every
+                // HTTP/1.1 stream is, is written through the connection's own buffer and never uses it: small,
+                // as it is paid by every idle stream. Only an HTTP/1.0 stream reads through it, 256 bytes a call.
+                256,
                 { streamPointer, _, buffer, capacity in
                     guard let streamPointer, let buffer else { return -1 }
                     let stream = Unmanaged<EventStream>.fromOpaque(streamPointer).takeUnretainedValue()
@@ -410,7 +455,9 @@ public final class HTTPServer: Sendable {
             state.streams[key] = stream
             return true
         }
-        stream.attach(to: ConnectionHandle(pointer: connection)) { [weak self] in
+        stream.attach(
+            to: ConnectionHandle(pointer: connection), descriptor: mvvmr_mhd_connection_fd(connection), watcher: watcher
+        ) { [weak self] in
             self?.lifecycle.withLock { _ = $0.streams.removeValue(forKey: key) }
         }
         if !accepted { stream.end(.serverStopping) }

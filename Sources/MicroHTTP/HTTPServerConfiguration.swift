@@ -18,14 +18,26 @@ public struct HTTPServerConfiguration: Sendable {
     /// 431 `header_fields_too_large` (414 `uri_too_long` when the target alone is larger). libmicrohttpd's
     /// per-connection pool is sized at this plus 4 KiB so that heads a little over it are measured and answered by
     /// MicroHTTP; only heads beyond the pool are answered by the library itself (see docs/HTTP.md).
-    public var maxHeaderBytes: Int = 32 * 1024
+    ///
+    /// Every open connection pays for its pool for as long as it is open: libmicrohttpd 0.9.75 gives a new
+    /// request part of the pool to read into and zeroes what the request did not use, so an idle connection or
+    /// event stream keeps about the whole pool resident (docs/HTTP.md, "Memory per connection").
+    public var maxHeaderBytes: Int = 8 * 1024
     /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
     public var connectionTimeoutSeconds: Int = 30
+    /// Seconds a connection has to deliver a request's whole header section, counted from the moment it is
+    /// ready for one (accepted, or its previous response complete); 0: no limit. Unlike the inactivity
+    /// timeout, a client trickling bytes cannot stretch it, and it also bounds how long an idle keep-alive
+    /// connection waits for its next request.
+    public var requestHeaderTimeoutSeconds: Int = 10
+    /// Seconds a connection has to deliver a request's whole body once its headers are in; 0: no limit.
+    public var requestBodyTimeoutSeconds: Int = 30
     /// The most connections open at once. At the limit the library stops accepting: further connections wait,
     /// unanswered, in the listen backlog until one closes (unlike `maxConnectionsPerIP`, which closes them at once).
     public var maxConnections: Int = 10_000
-    /// The most connections open at once from one IP address; 0 means no per-address limit.
-    public var maxConnectionsPerIP: Int = 0
+    /// The most connections open at once from one IP address; 0 means no per-address limit. On by default,
+    /// so that one address cannot take every connection the server has.
+    public var maxConnectionsPerIP: Int = 128
     /// How often every open event stream receives a `: ping` comment.
     public var heartbeatInterval: Duration = .seconds(15)
     /// The pending-connection queue length given to `listen`.

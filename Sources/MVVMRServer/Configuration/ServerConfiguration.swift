@@ -26,8 +26,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var newSessionsPerIPPerMinute = 0
     /// `MAX_CONNECTIONS`: the most open connections.
     public var maxConnections = 10_000
-    /// `MAX_CONNECTIONS_PER_IP`: the most open connections from one address (0: unlimited).
-    public var maxConnectionsPerIP = 0
+    /// `MAX_CONNECTIONS_PER_IP`: the most open connections from one address (0: unlimited). On by default so
+    /// that one address cannot hold every connection the server has.
+    public var maxConnectionsPerIP = 128
     /// `SHUTDOWN_GRACE_SECONDS`: how long requests in flight may take to finish on SIGTERM.
     public var shutdownGraceSeconds = 10
     /// `LOG_LEVEL`: `debug`, `info`, `warning`, `error` or `off`.
@@ -40,6 +41,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var threads = 0
     /// `CONNECTION_TIMEOUT_SECONDS`: idle connections are closed after this long.
     public var connectionTimeoutSeconds = 30
+
+    // Request deadlines (issue 11): unlike the idle timeout, a client trickling bytes cannot stretch these.
+    /// `REQUEST_HEADER_TIMEOUT_SECONDS`: a request's whole header section must arrive within this, counted from
+    /// the moment the connection is ready for it (accepted, or its previous response complete); so an idle
+    /// keep-alive connection is closed after this too (0: no deadline).
+    public var requestHeaderTimeoutSeconds = 10
+    /// `REQUEST_BODY_TIMEOUT_SECONDS`: a request's whole body must arrive within this after its headers
+    /// (0: no deadline).
+    public var requestBodyTimeoutSeconds = 30
 
     /// The defaults.
     public init() {}
@@ -139,6 +149,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         integer("--event-log-size", "EVENT_LOG_SIZE", "events kept per session for Last-Event-ID replay", range: 256...1_000_000, \.eventLogSize),
         integer("--threads", "THREADS", "HTTP worker threads (0: one per core)", range: 0...1024, \.threads),
         integer("--connection-timeout-seconds", "CONNECTION_TIMEOUT_SECONDS", "idle connections are closed after this long", range: 1...86_400, \.connectionTimeoutSeconds),
+        // Request deadlines (issue 11).
+        integer("--request-header-timeout-seconds", "REQUEST_HEADER_TIMEOUT_SECONDS", "time for a request's whole header section, from when the connection is ready for it (0: none)", range: 0...86_400, \.requestHeaderTimeoutSeconds),
+        integer("--request-body-timeout-seconds", "REQUEST_BODY_TIMEOUT_SECONDS", "time for a request's whole body after its headers (0: none)", range: 0...86_400, \.requestBodyTimeoutSeconds),
     ]
 
     /// Reads the settings from flags and environment variables (a flag wins over its variable).

@@ -1,0 +1,261 @@
+internal import CMicroHTTPD
+import Locking
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Watches a server's connections from one thread of its own, for the two things libmicrohttpd 0.9.75 does
+/// not do itself:
+///
+/// - **Request deadlines.** The library's connection timeout counts inactivity only, so a client trickling a
+///   byte every few seconds would hold a connection forever. Every connection waiting for a request's header
+///   section gets a deadline (`requestHeaderTimeout` from the moment it is ready for one: accepted, or its
+///   previous response complete), then one for the body once the headers are in; once the request is whole
+///   there is none (the handler, a suspended asynchronous handler or an event stream owns the connection).
+///   Each tick, connections past their deadline are shut down (`shutdown`, never `close`: the descriptor stays
+///   the library's, which then sees the end of the stream and closes the connection itself).
+/// - **Clients leaving an event stream.** A suspended connection is not polled by the library, so it does not
+///   see its client go. While an event stream's connection is suspended, its socket sits in this watcher's
+///   epoll set for `EPOLLRDHUP | EPOLLHUP | EPOLLERR`; a hang-up ends the stream with `.clientDisconnected`.
+///
+/// Descriptor numbers are reused as soon as the library closes them, so a descriptor is only touched while the
+/// library cannot have closed it: a connection's between the library's STARTED and CLOSED notifications
+/// (and under the same lock as their bookkeeping), a stream's while its connection is suspended. Events are
+/// keyed by a token per watched stream, never by the descriptor.
+///
+/// The per-request bookkeeping is kept off any shared lock: each connection's record hangs from the library's
+/// socket context, and a request only stores its deadline into the record's atomic (milliseconds on the coarse
+/// monotonic clock). The shared table, under the lock, changes only when a connection starts or closes.
+final class ConnectionWatcher: Sendable {
+    /// One connection, from the library's STARTED notification to its CLOSED one.
+    private final class TrackedConnection: Sendable {
+        let descriptor: Int32
+        /// When the connection is cut unless the request part it waits for has arrived, in milliseconds of
+        /// ``ConnectionWatcher/nowMilliseconds()``; 0: no deadline.
+        let deadline: Atomic<UInt64>
+
+        init(descriptor: Int32, deadline: UInt64) {
+            self.descriptor = descriptor
+            self.deadline = Atomic(deadline)
+        }
+    }
+
+    private struct State {
+        var connections: [ObjectIdentifier: TrackedConnection] = [:]
+        var streams: [UInt64: EventStream] = [:]
+        var nextToken: UInt64 = 1
+        var running = false
+        var thread: pthread_t?
+        var connectionsCut = 0
+    }
+
+    /// The epoll token of the wake-up eventfd; stream tokens start at 1.
+    private static let wakeToken: UInt64 = 0
+
+    private let state = Locked(State())
+    private let epollDescriptor: Int32
+    private let wakeDescriptor: Int32
+    /// The deadlines in milliseconds; 0: none.
+    private let headerTimeoutMilliseconds: UInt64
+    private let bodyTimeoutMilliseconds: UInt64
+    private let tickMilliseconds: Int32
+
+    /// Creates a watcher; nothing runs until ``start()``.
+    /// - Parameters:
+    ///   - headerTimeout: how long a connection may take to deliver a request's header section; `nil`: no limit.
+    ///   - bodyTimeout: how long it may take to deliver the body after the headers; `nil`: no limit.
+    ///   - tick: how often deadlines are checked (the precision of the cut).
+    init(headerTimeout: Duration?, bodyTimeout: Duration?, tick: Duration = .milliseconds(250)) {
+        headerTimeoutMilliseconds = headerTimeout.map { max(1, Self.milliseconds($0)) } ?? 0
+        bodyTimeoutMilliseconds = bodyTimeout.map { max(1, Self.milliseconds($0)) } ?? 0
+        tickMilliseconds = Int32(clamping: max(10, Self.milliseconds(tick)))
+        epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC))
+    }
+
+    deinit {
+        if epollDescriptor >= 0 { close(epollDescriptor) }
+        if wakeDescriptor >= 0 { close(wakeDescriptor) }
+    }
+
+    /// Whether connections get request deadlines at all (the library must then report each connection).
+    var hasDeadlines: Bool { headerTimeoutMilliseconds > 0 || bodyTimeoutMilliseconds > 0 }
+
+    /// Connections cut so far for missing a deadline.
+    var connectionsCut: Int { state.withLock { $0.connectionsCut } }
+
+    /// Starts the watching thread.
+    /// - Returns: `false` when the thread (or its epoll set) could not be created; the server then runs
+    ///   without deadlines and notices departed stream clients at the next heartbeat only.
+    func start() -> Bool {
+        guard epollDescriptor >= 0, wakeDescriptor >= 0 else { return false }
+        var wake = epoll_event()
+        wake.events = EPOLLIN.rawValue
+        wake.data.u64 = Self.wakeToken
+        // EEXIST: started before, by a server whose start failed afterwards and is being started again.
+        guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &wake) == 0 || errno == EEXIST else { return false }
+        let retained = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<ConnectionWatcher>.fromOpaque(argument).takeRetainedValue().run()
+                return nil
+            }, retained.toOpaque())
+        guard created == 0 else {
+            retained.release()
+            return false
+        }
+        state.withLock { state in
+            state.running = true
+            state.thread = thread
+        }
+        return true
+    }
+
+    /// Stops the thread and waits for it. Streams still watched are forgotten (the server ends them first).
+    func stop() {
+        let thread: pthread_t? = state.withLock { state in
+            state.running = false
+            state.streams = [:]
+            let thread = state.thread
+            state.thread = nil
+            return thread
+        }
+        guard let thread else { return }
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+        pthread_join(thread, nil)
+    }
+
+    // MARK: - Request deadlines (called from the library's threads)
+
+    /// The library accepted `connection`: its first request's header deadline starts now. Hangs the connection's
+    /// record from `socketContext`, the library's slot for it.
+    func connectionStarted(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let descriptor = mvvmr_mhd_connection_fd(connection)
+        guard descriptor >= 0 else { return }
+        let tracked = TrackedConnection(descriptor: descriptor, deadline: deadline(after: headerTimeoutMilliseconds))
+        socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+        state.withLock { $0.connections[ObjectIdentifier(tracked)] = tracked }
+    }
+
+    /// The library is about to close the connection: its descriptor must not be touched from here on.
+    func connectionClosed(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let tracked = Unmanaged<TrackedConnection>.fromOpaque(pointer).takeRetainedValue()
+        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(tracked)) }
+    }
+
+    /// A request's header section arrived: the body's deadline starts now.
+    func headersReceived(on connection: OpaquePointer) {
+        tracked(connection)?.deadline.store(deadline(after: bodyTimeoutMilliseconds), ordering: .relaxed)
+    }
+
+    /// A request arrived whole: no deadline until its response is complete.
+    func requestReceived(on connection: OpaquePointer) {
+        tracked(connection)?.deadline.store(0, ordering: .relaxed)
+    }
+
+    /// A response is complete: should the connection stay open, the next request's header deadline starts now.
+    func responseCompleted(on connection: OpaquePointer) {
+        tracked(connection)?.deadline.store(deadline(after: headerTimeoutMilliseconds), ordering: .relaxed)
+    }
+
+    /// The record of a connection the library reported started (and not yet closed: it is calling back for it).
+    private func tracked(_ connection: OpaquePointer) -> TrackedConnection? {
+        guard let pointer = mvvmr_mhd_socket_context(connection) else { return nil }
+        return Unmanaged<TrackedConnection>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    private func deadline(after milliseconds: UInt64) -> UInt64 {
+        milliseconds == 0 ? 0 : Self.nowMilliseconds() + milliseconds
+    }
+
+    /// Milliseconds on the coarse monotonic clock: a few instructions to read (no system call), and its
+    /// resolution (a few milliseconds) is far below the deadlines' 250 ms tick.
+    private static func nowMilliseconds() -> UInt64 {
+        var now = timespec()
+        _ = clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return UInt64(max(0, now.tv_sec)) * 1000 + UInt64(max(0, now.tv_nsec)) / 1_000_000
+    }
+
+    private static func milliseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(clamping: max(0, seconds) * 1000 + max(0, attoseconds) / 1_000_000_000_000_000)
+    }
+
+    // MARK: - Event streams (called under the stream's lock)
+
+    /// Watches a suspended stream's socket for its client hanging up.
+    /// - Returns: the token to hand back to ``unwatch(token:descriptor:)`` before the connection is resumed;
+    ///   `nil` when the stream is not watched (the watcher is stopped, or epoll refused).
+    func watch(_ stream: EventStream, descriptor: Int32) -> UInt64? {
+        state.withLock { state -> UInt64? in
+            guard state.running else { return nil }
+            let token = state.nextToken
+            var event = epoll_event()
+            event.events = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
+            event.data.u64 = token
+            guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, descriptor, &event) == 0 else { return nil }
+            state.nextToken += 1
+            state.streams[token] = stream
+            return token
+        }
+    }
+
+    /// Stops watching a stream's socket; called before its connection is resumed, so the descriptor is still
+    /// the stream's own.
+    func unwatch(token: UInt64, descriptor: Int32) {
+        state.withLock { state in
+            guard state.streams.removeValue(forKey: token) != nil else { return }
+            if state.running {
+                var unused = epoll_event()
+                _ = epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &unused)
+            }
+        }
+    }
+
+    // MARK: - The thread
+
+    private func run() {
+        let capacity = 64
+        var events = [epoll_event](repeating: epoll_event(), count: capacity)
+        while true {
+            let count = events.withUnsafeMutableBufferPointer { buffer in
+                epoll_wait(epollDescriptor, buffer.baseAddress, Int32(capacity), tickMilliseconds)
+            }
+            var stopping = false
+            var departed: [EventStream] = []
+            if count > 0 {
+                let tokens = events.prefix(Int(count)).map { $0.data.u64 }
+                stopping = tokens.contains(Self.wakeToken)
+                departed = state.withLock { state in tokens.compactMap { state.streams[$0] } }
+            }
+            // Outside the watcher's lock: ending a stream resumes its connection, which unwatches it.
+            for stream in departed { stream.end(.clientDisconnected) }
+            if stopping || !state.withLock({ $0.running }) { return }
+            if hasDeadlines { cutOverdueConnections() }
+        }
+    }
+
+    private func cutOverdueConnections() {
+        let now = Self.nowMilliseconds()
+        state.withLock { state in
+            for connection in state.connections.values {
+                let deadline = connection.deadline.load(ordering: .relaxed)
+                guard deadline != 0, deadline <= now else { continue }
+                // Under the lock that CLOSED takes too, so the descriptor is still this connection's.
+                _ = shutdown(connection.descriptor, Int32(SHUT_RDWR))
+                connection.deadline.store(0, ordering: .relaxed)
+                state.connectionsCut += 1
+            }
+        }
+    }
+}
