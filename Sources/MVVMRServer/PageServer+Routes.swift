@@ -332,7 +332,8 @@ extension PageServer {
                 outcome = try perform()
             }
         } catch {
-            actionCounter.increment([unit, action, error.code])
+            // Labels only from the app's own names: a made-up unit or action must not become a series.
+            actionCounter.increment([metrics == nil ? MetricLabel.unknown : unit, metrics?.actionLabel(action) ?? MetricLabel.unknown, error.code])
             throw error
         }
         countAction(action, of: unit, metrics: metrics, replayed: outcome.replayed, took: ContinuousClock.now - started)
@@ -347,10 +348,13 @@ extension PageServer {
         if !replayed, let series = metrics?.actionsOK[action] {
             series.increment()
         } else {
-            actionCounter.increment([unit, action, replayed ? "replayed" : "ok"])
+            actionCounter.increment([
+                metrics == nil ? MetricLabel.unknown : unit, metrics?.actionLabel(action) ?? MetricLabel.unknown,
+                replayed ? "replayed" : "ok",
+            ])
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        if let latency = metrics?.latency { latency.observe(seconds) } else { actionLatency.observe(seconds, [unit]) }
+        if let latency = metrics?.latency { latency.observe(seconds) } else { actionLatency.observe(seconds, [MetricLabel.unknown]) }
     }
 
     /// Counts the bytes of a response that carried a patch.
@@ -358,7 +362,7 @@ extension PageServer {
         if let series = metrics?.patchBytes {
             series.increment(by: Double(count))
         } else {
-            patchBytes.increment([unit], by: Double(count))
+            patchBytes.increment([MetricLabel.unknown], by: Double(count))
         }
     }
 

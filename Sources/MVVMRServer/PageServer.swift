@@ -224,4 +224,10 @@ final class UnitMetrics: Sendable {
         self.latency = latency
         self.patchBytes = patchBytes
     }
+
+    /// The `action` label for an action of this unit: its name when the unit declares it, else
+    /// ``MetricLabel/unknown`` (a client chooses the name; only the app's own names become series).
+    func actionLabel(_ action: String) -> String {
+        actionsOK[action] == nil ? MetricLabel.unknown : action
+    }
 }
