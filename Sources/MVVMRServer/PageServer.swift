@@ -31,6 +31,9 @@ public final class PageServer: Sendable {
     let metrics = MetricsRegistry()
     let originPolicy: OriginPolicy
     let newSessionLimiter: NewSessionRateLimiter
+    /// What each session may hold, from the configuration.
+    let sessionLimits: SessionLimits
+    let streamsPerAddress: OpenStreamsPerAddress
     let staticFiles: StaticFiles
     let unitsBody: [UInt8]
     let openAPIBody: [UInt8]
@@ -71,6 +74,8 @@ public final class PageServer: Sendable {
             publicOrigin: configuration.publicOrigin.isEmpty ? nil : configuration.publicOrigin,
             allowedOrigins: configuration.allowedOrigins)
         newSessionLimiter = NewSessionRateLimiter(limitPerMinute: configuration.newSessionsPerIPPerMinute)
+        sessionLimits = SessionLimits(configuration)
+        streamsPerAddress = OpenStreamsPerAddress(limit: configuration.maxStreamsPerIP)
         staticFiles = StaticFiles(directory: configuration.publicDirectory)
         unitsBody = Self.unitsDocument(registry).jsonBytes
         openAPIBody = OpenAPIDocument.make(registry: registry).jsonBytes

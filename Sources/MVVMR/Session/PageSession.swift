@@ -136,6 +136,13 @@ public final class PageSession: Sendable {
         core.withLock { $0.pages.values.count }
     }
 
+    /// The bytes of every live page's view as compact JSON text. Each page's text is cached until its next
+    /// change (a page read after this reuses it), so measuring an unchanged session costs no encoding; a
+    /// server bounding what a session holds reads it now and then, not on every request.
+    public var viewByteCount: Int {
+        core.withLock { core in core.pages.values.reduce(0) { $0 + $1.document.encodedView.count } }
+    }
+
     /// The sequence number of the session's latest event (0 before the first).
     public var sequence: Int {
         core.withLock { $0.sequence }

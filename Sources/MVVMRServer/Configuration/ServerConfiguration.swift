@@ -41,6 +41,26 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `CONNECTION_TIMEOUT_SECONDS`: idle connections are closed after this long.
     public var connectionTimeoutSeconds = 30
 
+    // Per-session and per-client bounds (issue 11): what one client may make the server hold.
+
+    /// `MAX_IDEMPOTENCY_KEY_BYTES`: the longest `Idempotency-Key` (UTF-8 bytes); a longer one is refused.
+    public var maxIdempotencyKeyBytes = 255
+    /// `MAX_IDEMPOTENCY_BYTES_PER_SESSION`: the bytes one session's idempotency cache may hold (each
+    /// entry's key, request body and response body); when full, a new keyed action is refused.
+    public var maxIdempotencyBytesPerSession = 262_144
+    /// `MAX_EVENT_LOG_BYTES`: the bytes one session's event log may hold for replay (besides
+    /// `EVENT_LOG_SIZE`, its count); the oldest events go first.
+    public var maxEventLogBytes = 262_144
+    /// `MAX_ACTION_VALUE_BYTES`: the largest action `value`, measured as its compact JSON text.
+    public var maxActionValueBytes = 16_384
+    /// `MAX_SESSION_BYTES`: the bytes one session may hold (its pages' views, event log and idempotency
+    /// cache); at or over it, actions and navigations are refused until it shrinks.
+    public var maxSessionBytes = 1_048_576
+    /// `MAX_STREAMS_PER_SESSION`: the most open event streams of one session.
+    public var maxStreamsPerSession = 8
+    /// `MAX_STREAMS_PER_IP`: the most open event streams from one address.
+    public var maxStreamsPerIP = 64
+
     /// The defaults.
     public init() {}
 
@@ -139,6 +159,23 @@ public struct ServerConfiguration: Sendable, Equatable {
         integer("--event-log-size", "EVENT_LOG_SIZE", "events kept per session for Last-Event-ID replay", range: 256...1_000_000, \.eventLogSize),
         integer("--threads", "THREADS", "HTTP worker threads (0: one per core)", range: 0...1024, \.threads),
         integer("--connection-timeout-seconds", "CONNECTION_TIMEOUT_SECONDS", "idle connections are closed after this long", range: 1...86_400, \.connectionTimeoutSeconds),
+        // Per-session and per-client bounds.
+        integer("--max-idempotency-key-bytes", "MAX_IDEMPOTENCY_KEY_BYTES", "longest Idempotency-Key, in bytes", range: 1...65_536, \.maxIdempotencyKeyBytes),
+        integer(
+            "--max-idempotency-bytes-per-session", "MAX_IDEMPOTENCY_BYTES_PER_SESSION",
+            "bytes of keys, requests and responses one session's idempotency cache holds", range: 1024...(1 << 30),
+            \.maxIdempotencyBytesPerSession),
+        integer(
+            "--max-event-log-bytes", "MAX_EVENT_LOG_BYTES", "bytes of events one session keeps for replay", range: 1024...(1 << 30),
+            \.maxEventLogBytes),
+        integer(
+            "--max-action-value-bytes", "MAX_ACTION_VALUE_BYTES", "largest action value (its compact JSON), in bytes",
+            range: 16...(1 << 30), \.maxActionValueBytes),
+        integer(
+            "--max-session-bytes", "MAX_SESSION_BYTES", "bytes one session holds (views, event log, idempotency cache)",
+            range: 4096...(1 << 40), \.maxSessionBytes),
+        integer("--max-streams-per-session", "MAX_STREAMS_PER_SESSION", "most open event streams per session", range: 1...10_000, \.maxStreamsPerSession),
+        integer("--max-streams-per-ip", "MAX_STREAMS_PER_IP", "most open event streams per address", range: 1...1_000_000, \.maxStreamsPerIP),
     ]
 
     /// Reads the settings from flags and environment variables (a flag wins over its variable).
