@@ -83,6 +83,25 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
     }
 }
 
+@Suite struct PageHistoryLimitTests {
+    @Test func aPageKeepsPatchesWithinItsBytesAndAClientFurtherBehindGetsASnapshot() throws {
+        var limits = SessionLimits()
+        limits.pageHistoryBytes = 4096
+        let session = try echoSession(limits)
+        var rev = 0
+        for index in 0..<10 {
+            rev = try session.pages.perform("text", value: .string(String(repeating: "h", count: 1000) + String(index)), on: "echo").rev
+        }
+        // Two patches of about 1 KB are still kept: a client two revisions behind catches up with a patch.
+        let near = try session.pages.perform("text", value: "a", on: "echo", clientRevision: rev - 2)
+        #expect(near.patch != nil && near.snapshot == nil)
+        // Ten are not (the count alone, 64, would keep them): a client that far behind gets the page.
+        let far = try session.pages.perform("text", value: "b", on: "echo", clientRevision: rev - 9)
+        #expect(far.patch == nil && far.snapshot != nil)
+        #expect(session.pages.pageByteCount <= 4096 + 64)
+    }
+}
+
 @Suite struct IdempotencyCacheLimitTests {
     @Test func refusesANewKeyWhenFullOfLiveEntriesAndKeepsThem() {
         var cache = IdempotencyCache(retention: .seconds(600), capacity: 100, byteLimit: 100)
@@ -151,10 +170,10 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
     @Test func countsTheViewsMeasuredAndThePatchesSince() throws {
         let session = try echoSession(SessionLimits())
         let empty = session.heldBytes()
-        #expect(empty == session.pages.viewByteCount + session.streamState.withLock { $0.log.byteCount })
+        #expect(empty == session.pages.pageByteCount + session.streamState.withLock { $0.log.byteCount })
         try session.pages.perform("text", value: .string(String(repeating: "z", count: 3000)), on: "echo")
         // Not measured again yet (under the growth threshold): the estimate is at least the real size.
-        #expect(session.heldBytes() >= session.pages.viewByteCount + session.streamState.withLock { $0.log.byteCount })
+        #expect(session.heldBytes() >= session.pages.pageByteCount + session.streamState.withLock { $0.log.byteCount })
     }
 }
 

@@ -51,10 +51,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `MAX_EVENT_LOG_BYTES`: the bytes one session's event log may hold for replay (besides
     /// `EVENT_LOG_SIZE`, its count); the oldest events go first.
     public var maxEventLogBytes = 262_144
+    /// `MAX_PAGE_HISTORY_BYTES`: the bytes of patches each page keeps (besides the last 64) for a client
+    /// that sends an older `rev`; a client further behind gets a snapshot.
+    public var maxPageHistoryBytes = 65_536
     /// `MAX_ACTION_VALUE_BYTES`: the largest action `value`, measured as its compact JSON text.
     public var maxActionValueBytes = 16_384
-    /// `MAX_SESSION_BYTES`: the bytes one session may hold (its pages' views, event log and idempotency
-    /// cache); at or over it, actions and navigations are refused until it shrinks.
+    /// `MAX_SESSION_BYTES`: the bytes one session may hold (its pages' views and patch histories, event log
+    /// and idempotency cache); at or over it, actions are refused until it holds less.
     public var maxSessionBytes = 1_048_576
     /// `MAX_STREAMS_PER_SESSION`: the most open event streams of one session.
     public var maxStreamsPerSession = 8
@@ -169,10 +172,13 @@ public struct ServerConfiguration: Sendable, Equatable {
             "--max-event-log-bytes", "MAX_EVENT_LOG_BYTES", "bytes of events one session keeps for replay", range: 1024...(1 << 30),
             \.maxEventLogBytes),
         integer(
+            "--max-page-history-bytes", "MAX_PAGE_HISTORY_BYTES", "bytes of patches each page keeps for clients behind",
+            range: 0...(1 << 30), \.maxPageHistoryBytes),
+        integer(
             "--max-action-value-bytes", "MAX_ACTION_VALUE_BYTES", "largest action value (its compact JSON), in bytes",
             range: 16...(1 << 30), \.maxActionValueBytes),
         integer(
-            "--max-session-bytes", "MAX_SESSION_BYTES", "bytes one session holds (views, event log, idempotency cache)",
+            "--max-session-bytes", "MAX_SESSION_BYTES", "bytes one session holds (views and page histories, event log, idempotency cache)",
             range: 4096...(1 << 40), \.maxSessionBytes),
         integer("--max-streams-per-session", "MAX_STREAMS_PER_SESSION", "most open event streams per session", range: 1...10_000, \.maxStreamsPerSession),
         integer("--max-streams-per-ip", "MAX_STREAMS_PER_IP", "most open event streams per address", range: 1...1_000_000, \.maxStreamsPerIP),

@@ -22,8 +22,8 @@ struct EventLog {
 
     let capacity: Int
     let byteLimit: Int
-    /// The kept entries are `entries[head...]`, oldest first; the dropped prefix is compacted away now and
-    /// then, so dropping the oldest costs O(1) amortized.
+    /// The kept entries are `entries[head...]`, oldest first; a dropped entry's slot is emptied at once and
+    /// the slots are compacted away now and then, so dropping the oldest costs O(1) amortized.
     private var entries: [Entry] = []
     private var head = 0
     /// The bytes of the kept entries.
@@ -63,6 +63,8 @@ struct EventLog {
             let oldest = entries[head]
             byteCount -= oldest.byteCount
             droppedThrough = oldest.sequence
+            // Emptied now, not at the next compaction: a dropped event's bytes go back at once.
+            entries[head] = Entry(sequence: oldest.sequence, payload: .frame([]), byteCount: 0)
             head += 1
         }
         if head >= 64 && head * 2 >= entries.count {

@@ -17,10 +17,11 @@ final class ServerSession: Sendable {
         var streams: [ObjectIdentifier: EventStream] = [:]
         var lastSequence = 0
         var expired = false
-        /// The views' bytes when last measured, and the patch bytes since: their sum bounds what the views
-        /// hold now (a patch adds at most its own values), so it is measured again only now and then.
-        var viewBytesMeasured = 0
-        var viewGrowthSinceMeasured = 0
+        /// The pages' bytes (views and patch histories) when last measured, and the patch bytes since:
+        /// the measure plus twice the patches (each is in a view and in its page's history) bounds what the
+        /// pages hold now, so they are measured again only now and then.
+        var pageBytesMeasured = 0
+        var patchBytesSinceMeasured = 0
         /// Bumped when pages may have been bound or released (navigation, snapshot): measure again.
         var pageSetVersion = 1
         var pageSetVersionMeasured = 0
@@ -33,8 +34,8 @@ final class ServerSession: Sendable {
         case tooManyStreams
     }
 
-    /// Patch bytes after which the views are measured again rather than estimated.
-    static let viewGrowthBeforeMeasuring = 65_536
+    /// Patch bytes after which the pages are measured again rather than estimated.
+    static let patchBytesBeforeMeasuring = 65_536
 
     let identifier: String
     let pages: PageSession
@@ -62,7 +63,7 @@ final class ServerSession: Sendable {
         self.limits = limits
         let streamState = Locked(StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
         self.streamState = streamState
-        pages = PageSession(registry: registry, services: services) { event in
+        pages = PageSession(registry: registry, services: services, historyByteLimit: limits.pageHistoryBytes) { event in
             // Runs inside the page session's lock, in sequence order. Framed only when a stream takes it.
             streamState.withLock { state in
                 state.lastSequence = event.sequence
@@ -77,7 +78,7 @@ final class ServerSession: Sendable {
                     for stream in state.streams.values { stream.send(bytes: frame) }
                 }
                 if case .patch = event.kind {
-                    state.viewGrowthSinceMeasured += byteCount
+                    state.patchBytesSinceMeasured += byteCount
                 } else {
                     state.pageSetVersion += 1
                 }
@@ -85,25 +86,25 @@ final class ServerSession: Sendable {
         }
     }
 
-    /// The bytes the session holds, counted conservatively: its event log and idempotency cache exactly,
-    /// its views as last measured plus the patches since (measured again after
-    /// ``viewGrowthBeforeMeasuring`` bytes of patches, or once pages were bound or released). Never called
-    /// with the streams lock held (it may take the page session's lock).
+    /// The bytes the session holds, counted conservatively: its event log and idempotency cache by their
+    /// own counts, its pages (views and patch histories) as last measured plus twice the patches since
+    /// (measured again after ``patchBytesBeforeMeasuring`` bytes of patches, or once pages were bound or
+    /// released). Never called with the streams lock held (it may take the page session's lock).
     func heldBytes() -> Int {
         let (logBytes, measured, growth, version, measuredVersion) = streamState.withLock { state in
-            (state.log.byteCount, state.viewBytesMeasured, state.viewGrowthSinceMeasured, state.pageSetVersion, state.pageSetVersionMeasured)
+            (state.log.byteCount, state.pageBytesMeasured, state.patchBytesSinceMeasured, state.pageSetVersion, state.pageSetVersionMeasured)
         }
-        var viewBytes = measured + growth
-        if growth >= Self.viewGrowthBeforeMeasuring || version != measuredVersion {
-            // Cached per page until its next change, so a session measured again unchanged encodes nothing.
-            viewBytes = pages.viewByteCount
+        var pageBytes = measured + 2 * growth
+        if growth >= Self.patchBytesBeforeMeasuring || version != measuredVersion {
+            // A view's text is cached until its next change, so measuring an unchanged page encodes nothing.
+            pageBytes = pages.pageByteCount
             streamState.withLock { state in
-                state.viewBytesMeasured = viewBytes
-                state.viewGrowthSinceMeasured -= growth
+                state.pageBytesMeasured = pageBytes
+                state.patchBytesSinceMeasured -= growth
                 state.pageSetVersionMeasured = version
             }
         }
-        return logBytes + viewBytes + idempotencyBytes.load(ordering: .relaxed)
+        return logBytes + pageBytes + idempotencyBytes.load(ordering: .relaxed)
     }
 
     /// Refuses a state-changing action while the session holds ``SessionLimits/sessionBytes`` or more.

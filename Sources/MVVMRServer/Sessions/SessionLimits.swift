@@ -13,9 +13,13 @@ struct SessionLimits: Sendable, Equatable {
     var eventLogCount = 256
     /// The bytes of the events the event log keeps (as SSE frames, or their estimate when not framed).
     var eventLogBytes = 262_144
+    /// The bytes of patches each page keeps for catching up a client that is behind (besides their count,
+    /// 64); a client further behind gets a snapshot.
+    var pageHistoryBytes = 65_536
     /// The largest action `value`, as compact JSON text.
     var actionValueBytes = 16_384
-    /// The bytes the session may hold in all: its views, event log and idempotency cache.
+    /// The bytes the session may hold in all: its pages' views and patch histories, event log and
+    /// idempotency cache.
     var sessionBytes = 1_048_576
     /// The most open event streams of the session.
     var streamsPerSession = 8
@@ -29,6 +33,7 @@ struct SessionLimits: Sendable, Equatable {
         idempotencyBytes = configuration.maxIdempotencyBytesPerSession
         eventLogCount = configuration.eventLogSize
         eventLogBytes = configuration.maxEventLogBytes
+        pageHistoryBytes = configuration.maxPageHistoryBytes
         actionValueBytes = configuration.maxActionValueBytes
         sessionBytes = configuration.maxSessionBytes
         streamsPerSession = configuration.maxStreamsPerSession
