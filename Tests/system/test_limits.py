@@ -242,6 +242,12 @@ def test_made_up_unit_and_action_names_do_not_become_metric_series(start_server)
     for index in range(3):
         assert post(f"/api/pages/{'u' * 2000}{index}/actions", {"action": "a" * 60_000 + str(index)}) == 404
         assert post("/api/pages/login/actions", {"action": "b" * 60_000 + str(index)}) == 422
+    # Made-up paths count under their route ("static") and status, never under the path.
+    for index in range(200):
+        connection.request("GET", f"/madeuppath{index}")
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 404
     connection.close()
     metrics = server.request("GET", "/metrics")
     text = metrics.body.decode()
@@ -253,6 +259,7 @@ def test_made_up_unit_and_action_names_do_not_become_metric_series(start_server)
         counts[match.groups()[:3]] = float(match.group(4))
     assert counts[("unknown", "unknown", "unknown_unit")] == 1003
     assert counts[("login", "unknown", "unknown_action")] == 1003
+    assert re.search(r'^mvvmr_http_requests_total\{route="static",status="404"\} 200$', text, re.M), text
 
 
 # Item 6: with PUBLIC_ORIGIN set, the request's Host is not the server's own origin (DNS rebinding).
