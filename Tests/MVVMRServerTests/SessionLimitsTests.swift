@@ -228,3 +228,38 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         }
     }
 }
+
+/// Run again under ThreadSanitizer by scripts/test.sh (the suite's name ends in `ConcurrencyTests`).
+@Suite struct SessionBoundsConcurrencyTests {
+    @Test func actionsStreamsAndTheByteCountRaceWithoutLosingCount() async throws {
+        var limits = SessionLimits()
+        limits.streamsPerSession = 4
+        let session = try echoSession(limits)
+        let addresses = OpenStreamsPerAddress(limit: 3)
+        let startSequence = session.pages.sequence
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in 0..<200 {
+                        _ = try? session.pages.perform("text", value: .string("\(worker)-\(index)"), on: "echo")
+                        _ = session.heldBytes()
+                    }
+                }
+                group.addTask {
+                    for _ in 0..<200 {
+                        let stream = EventStream(bufferLimit: 1 << 16)
+                        guard addresses.acquire("10.0.0.1") else { continue }
+                        if session.attach(stream, lastEventID: 0) == .attached { session.detach(stream) }
+                        addresses.release("10.0.0.1")
+                    }
+                }
+            }
+        }
+        #expect(addresses.openStreams(of: "10.0.0.1") == 0)
+        #expect(session.openStreamCount == 0)
+        #expect(session.pages.sequence == startSequence + 800)
+        let (logged, logBytes) = session.streamState.withLock { ($0.log.count, $0.log.byteCount) }
+        #expect(logged == 256)
+        #expect(logBytes > 0 && logBytes <= limits.eventLogBytes)
+    }
+}
