@@ -39,7 +39,8 @@ extension UnitCase {
 
 private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
     let session = ServerSession(
-        identifier: SessionIdentifier.generate(), registry: UnitRegistry(root: .echo, units: [.echo]), services: Services(),
+        identifier: SessionIdentifier.generate(), registry: UnitRegistry(root: .echo, units: [.echo]),
+        services: Services(),
         limits: limits)
     try session.pages.start()
     return session
@@ -74,7 +75,8 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         limits.sessionBytes = 1 << 30
         let session = try echoSession(limits)
         for index in 0..<100 {
-            try session.pages.perform("text", value: .string(String(repeating: "x", count: 1000) + String(index)), on: "echo")
+            try session.pages.perform(
+                "text", value: .string(String(repeating: "x", count: 1000) + String(index)), on: "echo")
         }
         let (count, bytes) = session.streamState.withLock { ($0.log.count, $0.log.byteCount) }
         #expect(bytes <= 8192)
@@ -90,7 +92,9 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         let session = try echoSession(limits)
         var rev = 0
         for index in 0..<10 {
-            rev = try session.pages.perform("text", value: .string(String(repeating: "h", count: 1000) + String(index)), on: "echo").rev
+            rev = try session.pages.perform(
+                "text", value: .string(String(repeating: "h", count: 1000) + String(index)), on: "echo"
+            ).rev
         }
         // Two patches of about 1 KB are still kept: a client two revisions behind catches up with a patch.
         let near = try session.pages.perform("text", value: "a", on: "echo", clientRevision: rev - 2)
@@ -107,10 +111,14 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         var cache = IdempotencyCache(retention: .seconds(600), capacity: 100, byteLimit: 100)
         let now = ContinuousClock.now
         #expect(cache.admit(key: "a", requestBytes: 20, now: now) == .admitted)
-        cache.store(key: "a", unit: "u", request: "a", requestBytes: 20, status: 200, body: [UInt8](repeating: 0, count: 29), now: now)
+        cache.store(
+            key: "a", unit: "u", request: "a", requestBytes: 20, status: 200, body: [UInt8](repeating: 0, count: 29),
+            now: now)
         #expect(cache.byteCount == 50)
         #expect(cache.admit(key: "b", requestBytes: 20, now: now) == .admitted)
-        cache.store(key: "b", unit: "u", request: "b", requestBytes: 20, status: 200, body: [UInt8](repeating: 0, count: 29), now: now)
+        cache.store(
+            key: "b", unit: "u", request: "b", requestBytes: 20, status: 200, body: [UInt8](repeating: 0, count: 29),
+            now: now)
         #expect(cache.byteCount == 100)
         // Full: a third key is refused, with the time until the oldest entry expires; both entries still replay.
         #expect(cache.admit(key: "c", requestBytes: 1, now: now + .seconds(100)) == .full(retryAfterSeconds: 501))
@@ -141,7 +149,9 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         let session = try echoSession(limits)
         try session.requireRoomToGrow()
         // The view holds one value at a time: replacing it keeps the session small.
-        for _ in 0..<50 { try session.pages.perform("text", value: .string(String(repeating: "a", count: 5000)), on: "echo") }
+        for _ in 0..<50 {
+            try session.pages.perform("text", value: .string(String(repeating: "a", count: 5000)), on: "echo")
+        }
         try session.requireRoomToGrow()
         try session.pages.perform("text", value: .string(String(repeating: "b", count: 25_000)), on: "echo")
         #expect(session.heldBytes() >= 25_000)
@@ -155,13 +165,16 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         let session = try echoSession(limits)
         session.idempotency.withLock { cache in
             cache.store(
-                key: "old", unit: "echo", request: nil, requestBytes: 10, status: 200, body: [UInt8](repeating: 0, count: 9000),
+                key: "old", unit: "echo", request: nil, requestBytes: 10, status: 200,
+                body: [UInt8](repeating: 0, count: 9000),
                 now: .now - .seconds(11))
             session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
         }
         #expect(session.heldBytes() > 9000)
         // A caller that holds the cache's lock does not drop anything here: refused.
-        #expect(throws: ProtocolError.sessionTooLarge(limit: 8192)) { try session.requireRoomToGrow(droppingExpiredResponses: false) }
+        #expect(throws: ProtocolError.sessionTooLarge(limit: 8192)) {
+            try session.requireRoomToGrow(droppingExpiredResponses: false)
+        }
         try session.requireRoomToGrow()
         #expect(session.idempotency.withLock { $0.count } == 0)
         #expect(session.heldBytes() < 8192)

@@ -30,6 +30,7 @@ enum EstimatedBytes {
 
     /// A page snapshot: its view, with a few bytes per declared action.
     static func snapshot(_ page: PageSnapshot) -> Int {
-        page.unit.utf8.count + 32 + EstimatedJSONSize.of(page.view) + page.actions.reduce(0) { $0 + $1.name.utf8.count + 32 }
+        page.unit.utf8.count + 32 + EstimatedJSONSize.of(page.view)
+            + page.actions.reduce(0) { $0 + $1.name.utf8.count + 32 }
     }
 }

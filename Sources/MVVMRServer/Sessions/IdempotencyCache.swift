@@ -74,7 +74,8 @@ struct IdempotencyCache {
     ) {
         let byteCount = key.utf8.count + requestBytes + body.count
         if let replaced = entries.updateValue(
-            Entry(unit: unit, request: request, status: status, body: body, storedAt: now, byteCount: byteCount), forKey: key)
+            Entry(unit: unit, request: request, status: status, body: body, storedAt: now, byteCount: byteCount),
+            forKey: key)
         {
             self.byteCount -= replaced.byteCount
             order.removeAll { $0 == key }

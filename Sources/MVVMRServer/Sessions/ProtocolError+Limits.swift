@@ -16,7 +16,8 @@ extension ProtocolError {
     static func idempotencyCacheFull(limit: Int, retryAfter seconds: Int) -> ProtocolError {
         ProtocolError(
             status: 429, code: "idempotency_cache_full",
-            message: "This session holds as many idempotent responses as it may; retry later, or send the action without a key.",
+            message:
+                "This session holds as many idempotent responses as it may; retry later, or send the action without a key.",
             details: ["limit": .int(limit), "retry_after": .int(seconds)],
             headers: [HTTPHeader(name: "Retry-After", value: String(seconds))])
     }

@@ -61,9 +61,12 @@ final class ServerSession: Sendable {
     init(identifier: String, registry: UnitRegistry, services: Services, limits: SessionLimits = SessionLimits()) {
         self.identifier = identifier
         self.limits = limits
-        let streamState = Locked(StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
+        let streamState = Locked(
+            StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
         self.streamState = streamState
-        pages = PageSession(registry: registry, services: services, historyByteLimit: limits.pageHistoryBytes) { event in
+        pages = PageSession(
+            registry: registry, services: services, historyByteLimit: limits.pageHistoryBytes
+        ) { event in
             // Runs inside the page session's lock, in sequence order. Framed only when a stream takes it.
             streamState.withLock { state in
                 state.lastSequence = event.sequence
@@ -92,7 +95,10 @@ final class ServerSession: Sendable {
     /// released). Never called with the streams lock held (it may take the page session's lock).
     func heldBytes() -> Int {
         let (logBytes, measured, growth, version, measuredVersion) = streamState.withLock { state in
-            (state.log.byteCount, state.pageBytesMeasured, state.patchBytesSinceMeasured, state.pageSetVersion, state.pageSetVersionMeasured)
+            (
+                state.log.byteCount, state.pageBytesMeasured, state.patchBytesSinceMeasured, state.pageSetVersion,
+                state.pageSetVersionMeasured
+            )
         }
         var pageBytes = measured + 2 * growth
         if growth >= Self.patchBytesBeforeMeasuring || version != measuredVersion {
@@ -162,7 +168,9 @@ final class ServerSession: Sendable {
                 if state.expired { return .expired }
                 if state.streams.count >= streamsPerSession { return .tooManyStreams }
                 for snapshot in snapshots {
-                    stream.send(bytes: ProtocolEncoding.frame(name: "snapshot", sequence: since, data: ProtocolEncoding.page(snapshot)))
+                    stream.send(
+                        bytes: ProtocolEncoding.frame(
+                            name: "snapshot", sequence: since, data: ProtocolEncoding.page(snapshot)))
                 }
                 for frame in state.log.frames(after: since) ?? [] { stream.send(bytes: frame) }
                 state.streams[ObjectIdentifier(stream)] = stream
