@@ -183,8 +183,7 @@ extension PageServer {
         if isDraining { throw .draining }
         if let retryAfter = newSessionLimiter.admit(clientAddress(request)) { throw .rateLimited(retryAfter: retryAfter) }
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: registry, services: services,
-            eventLogSize: configuration.eventLogSize)
+            identifier: SessionIdentifier.generate(), registry: registry, services: services, limits: sessionLimits)
         let started: NavigationResult
         do throws(PageError) {
             started = try session.pages.start(at: unit, parameters: parameters)
@@ -287,11 +286,13 @@ extension PageServer {
         let unit = request.pathParameters["unit"] ?? ""
         let metrics = servedUnits[unit]?.metrics
         try requireAllowedOrigin(request)
+        let key = try idempotencyKey(request)
         let session = try session(for: request)
         let body = try parseJSONBody(request, allowEmpty: false)
         guard case .object(let fields) = body else { throw .invalidRequest("The body must be a JSON object with an 'action'.") }
         guard case .string(let action)? = fields["action"] else { throw .invalidRequest("'action' (a string) is required.") }
         let value = fields["value"] ?? .null
+        try requireValueWithinLimit(value, bodyBytes: request.body.count)
         var clientRevision: Int?
         switch fields["rev"] {
         case nil, .null?: clientRevision = nil
@@ -301,7 +302,8 @@ extension PageServer {
         }
         if let clientRevision, clientRevision < 0 { throw .invalidRequest("'rev' must not be negative.") }
 
-        let perform = { () throws(ProtocolError) -> ActionOutcome in
+        let perform = { (keyed: Bool) throws(ProtocolError) -> ActionOutcome in
+            try session.requireRoomToGrow(droppingExpiredResponses: !keyed)
             do throws(PageError) {
                 let result = try session.pages.perform(action, value: value, on: unit, clientRevision: clientRevision)
                 let bytes = ProtocolEncoding.actionResultBody(result)
@@ -315,24 +317,35 @@ extension PageServer {
         }
         let outcome: ActionOutcome
         do throws(ProtocolError) {
-            if let key = request.headers["Idempotency-Key"], !key.isEmpty {
+            if let key {
                 // The key's lock is held across the action, so a retry racing the first attempt waits for it
                 // and replays its response instead of delivering the action twice.
+                let requestBytes = request.body.count
                 outcome = try session.idempotency.withLock { cache throws(ProtocolError) -> ActionOutcome in
                     switch cache.lookup(key: key, unit: unit, request: body) {
                     case .replay(let status, let body): return ActionOutcome(status: status, body: body, replayed: true)
                     case .conflict: throw ProtocolError.idempotencyKeyReused
                     case .miss:
-                        let fresh = try perform()
-                        cache.store(key: key, unit: unit, request: body, status: fresh.status, body: fresh.body, now: .now)
+                        let now = ContinuousClock.now
+                        let admission = cache.admit(key: key, requestBytes: requestBytes, now: now)
+                        session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
+                        if case .full(let retryAfter) = admission {
+                            throw ProtocolError.idempotencyCacheFull(limit: cache.byteLimit, retryAfter: retryAfter)
+                        }
+                        let fresh = try perform(true)
+                        cache.store(
+                            key: key, unit: unit, request: body, requestBytes: requestBytes, status: fresh.status, body: fresh.body,
+                            now: now)
+                        session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
                         return fresh
                     }
                 }
             } else {
-                outcome = try perform()
+                outcome = try perform(false)
             }
         } catch {
-            actionCounter.increment([unit, action, error.code])
+            // Labels only from the app's own names: a made-up unit or action must not become a series.
+            actionCounter.increment([metrics == nil ? MetricLabel.unknown : unit, metrics?.actionLabel(action) ?? MetricLabel.unknown, error.code])
             throw error
         }
         countAction(action, of: unit, metrics: metrics, replayed: outcome.replayed, took: ContinuousClock.now - started)
@@ -341,16 +354,41 @@ extension PageServer {
             body: .bytes(outcome.body))
     }
 
+    /// The action's `Idempotency-Key`, or `nil` without one (an empty one counts as none); a key longer
+    /// than the limit is refused before anything else is looked at.
+    private func idempotencyKey(_ request: HTTPRequest) throws(ProtocolError) -> String? {
+        guard let key = request.headers["Idempotency-Key"], !key.isEmpty else { return nil }
+        guard key.utf8.count <= sessionLimits.idempotencyKeyBytes else {
+            throw .invalidIdempotencyKey(limit: sessionLimits.idempotencyKeyBytes)
+        }
+        return key
+    }
+
+    /// Refuses an action value whose compact JSON text is longer than the limit.
+    ///
+    /// Re-encoding a value makes its text at most about 4.5 times longer than it was in the body (a number
+    /// like `1e15` is the worst case: `1000000000000000.0`; escapes written in the body only shorten), so a
+    /// body of at most an eighth of the limit cannot hold a value over it and is not encoded: the common
+    /// small action costs one comparison.
+    private func requireValueWithinLimit(_ value: JSONValue, bodyBytes: Int) throws(ProtocolError) {
+        let limit = sessionLimits.actionValueBytes
+        guard bodyBytes > limit / 8 else { return }
+        if value.jsonBytes.count > limit { throw .valueTooLarge(limit: limit) }
+    }
+
     /// Counts an answered action and its time, in the unit's series looked up at start (every registered
     /// unit and action has one; a replay goes to the general counter).
     private func countAction(_ action: String, of unit: String, metrics: UnitMetrics?, replayed: Bool, took elapsed: Duration) {
         if !replayed, let series = metrics?.actionsOK[action] {
             series.increment()
         } else {
-            actionCounter.increment([unit, action, replayed ? "replayed" : "ok"])
+            actionCounter.increment([
+                metrics == nil ? MetricLabel.unknown : unit, metrics?.actionLabel(action) ?? MetricLabel.unknown,
+                replayed ? "replayed" : "ok",
+            ])
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        if let latency = metrics?.latency { latency.observe(seconds) } else { actionLatency.observe(seconds, [unit]) }
+        if let latency = metrics?.latency { latency.observe(seconds) } else { actionLatency.observe(seconds, [MetricLabel.unknown]) }
     }
 
     /// Counts the bytes of a response that carried a patch.
@@ -358,7 +396,7 @@ extension PageServer {
         if let series = metrics?.patchBytes {
             series.increment(by: Double(count))
         } else {
-            patchBytes.increment([unit], by: Double(count))
+            patchBytes.increment([MetricLabel.unknown], by: Double(count))
         }
     }
 
@@ -405,15 +443,28 @@ extension PageServer {
         let fromHeader = try eventIdentifier(request.headers["Last-Event-ID"])
         let fromQuery = try eventIdentifier(request.queryValue("lastEventId"))
         let lastEventID = fromHeader ?? fromQuery
+        let address = clientAddress(request)
+        guard streamsPerAddress.acquire(address) else {
+            throw .tooManyStreams(scope: "address", limit: streamsPerAddress.limit)
+        }
         let stream = EventStream(bufferLimit: 1 << 20)
         stream.send(bytes: Array("retry: 2000\n\n".utf8))
-        guard session.attach(stream, lastEventID: lastEventID) else { throw .unknownSession }
+        switch session.attach(stream, lastEventID: lastEventID) {
+        case .attached: break
+        case .expired:
+            streamsPerAddress.release(address)
+            throw .unknownSession
+        case .tooManyStreams:
+            streamsPerAddress.release(address)
+            throw .tooManyStreams(scope: "session", limit: sessionLimits.streamsPerSession)
+        }
         sessions.streamOpened(session.identifier)
         openStreams.add(1, ordering: .relaxed)
         let identifier = session.identifier
         stream.onTermination { [weak self, weak session] _ in
             session?.detach(stream)
             self?.sessions.streamClosed(identifier)
+            self?.streamsPerAddress.release(address)
             self?.openStreams.subtract(1, ordering: .relaxed)
         }
         return .eventStream(stream)

@@ -31,6 +31,9 @@ public final class PageServer: Sendable {
     let metrics = MetricsRegistry()
     let originPolicy: OriginPolicy
     let newSessionLimiter: NewSessionRateLimiter
+    /// What each session may hold, from the configuration.
+    let sessionLimits: SessionLimits
+    let streamsPerAddress: OpenStreamsPerAddress
     let staticFiles: StaticFiles
     let unitsBody: [UInt8]
     let openAPIBody: [UInt8]
@@ -71,9 +74,11 @@ public final class PageServer: Sendable {
             publicOrigin: configuration.publicOrigin.isEmpty ? nil : configuration.publicOrigin,
             allowedOrigins: configuration.allowedOrigins)
         newSessionLimiter = NewSessionRateLimiter(limitPerMinute: configuration.newSessionsPerIPPerMinute)
+        sessionLimits = SessionLimits(configuration)
+        streamsPerAddress = OpenStreamsPerAddress(limit: configuration.maxStreamsPerIP)
         staticFiles = StaticFiles(directory: configuration.publicDirectory)
         unitsBody = Self.unitsDocument(registry).jsonBytes
-        openAPIBody = OpenAPIDocument.make(registry: registry).jsonBytes
+        openAPIBody = OpenAPIDocument.make(registry: registry, maxIdempotencyKeyBytes: configuration.maxIdempotencyKeyBytes).jsonBytes
 
         requestCounter = metrics.counter(
             "mvvmr_http_requests_total", help: "HTTP requests by route and status.", labelNames: ["route", "status"])
@@ -225,5 +230,11 @@ final class UnitMetrics: Sendable {
         self.actionsOK = actionsOK
         self.latency = latency
         self.patchBytes = patchBytes
+    }
+
+    /// The `action` label for an action of this unit: its name when the unit declares it, else
+    /// ``MetricLabel/unknown`` (a client chooses the name; only the app's own names become series).
+    func actionLabel(_ action: String) -> String {
+        actionsOK[action] == nil ? MetricLabel.unknown : action
     }
 }

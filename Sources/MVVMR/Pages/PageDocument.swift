@@ -11,6 +11,8 @@ final class PageDocument {
     struct RevisionPatch {
         let rev: Int
         let patch: JSONPatch
+        /// The patch's estimated size (0 when the history has no byte limit, which then never counts).
+        let byteCount: Int
     }
 
     let unit: String
@@ -22,18 +24,27 @@ final class PageDocument {
     private var isRecording = false
     private var baseline: JSONValue?
     private var writtenPaths: [JSONPointer] = []
+    /// The kept patches are `history[historyHead...]`, oldest first. A dropped patch's slot is emptied at
+    /// once (its memory goes back) and the slots are compacted away now and then.
     private var history: [RevisionPatch] = []
-    /// Where the oldest patch is in `history` once the ring is full.
-    private var historyStart = 0
+    private var historyHead = 0
     private let historyLimit: Int
+    /// The most bytes of patches kept (`Int.max`: only the count bounds them).
+    private let historyByteLimit: Int
+    /// The estimated bytes of the kept patches.
+    private(set) var historyBytes = 0
     private let turn: SessionTurn
 
-    init(unit: String, revision: Int, historyLimit: Int, turn: SessionTurn) {
+    init(unit: String, revision: Int, historyLimit: Int, historyByteLimit: Int = .max, turn: SessionTurn) {
         self.unit = unit
         self.revision = revision
         self.historyLimit = max(historyLimit, 0)
+        self.historyByteLimit = max(historyByteLimit, 0)
         self.turn = turn
     }
+
+    /// The number of patches kept.
+    private var historyCount: Int { history.count - historyHead }
 
     var snapshotView: JSONValue { view }
 
@@ -134,16 +145,25 @@ final class PageDocument {
         guard !operations.isEmpty else { return nil }
         let patch = JSONPatch(operations)
         revision += 1
-        if historyLimit > 0 {
-            // A ring: once full, the oldest patch is overwritten instead of shifting the others.
-            if history.count < historyLimit {
-                history.append(RevisionPatch(rev: revision, patch: patch))
-            } else {
-                history[historyStart] = RevisionPatch(rev: revision, patch: patch)
-                historyStart = (historyStart + 1) % historyLimit
-            }
-        }
+        if historyLimit > 0 { keepInHistory(patch) }
         return patch
+    }
+
+    /// Keeps the patch for catching up clients that are behind, dropping the oldest beyond the count or the
+    /// bytes (a patch larger than all the bytes is not kept: a client behind it gets a snapshot).
+    private func keepInHistory(_ patch: JSONPatch) {
+        let byteCount = historyByteLimit == .max ? 0 : EstimatedJSONSize.of(patch)
+        history.append(RevisionPatch(rev: revision, patch: patch, byteCount: byteCount))
+        historyBytes += byteCount
+        while historyCount > historyLimit || (historyBytes > historyByteLimit && historyCount > 0) {
+            historyBytes -= history[historyHead].byteCount
+            history[historyHead] = RevisionPatch(rev: history[historyHead].rev, patch: JSONPatch([]), byteCount: 0)
+            historyHead += 1
+        }
+        if historyHead >= 16 && historyHead * 2 >= history.count {
+            history.removeFirst(historyHead)
+            historyHead = 0
+        }
     }
 
     /// Folds this turn's writes into the document without a patch or a revision: a page bound in this
@@ -159,11 +179,8 @@ final class PageDocument {
         if clientRevision == revision { return JSONPatch([]) }
         guard clientRevision >= 0, clientRevision < revision else { return nil }
         let needed = revision - clientRevision
-        guard history.count >= needed else { return nil }
-        // The ring's entries in order are history[historyStart...] then history[..<historyStart].
-        let kept = (0..<needed).map { offset in
-            history[(historyStart + history.count - needed + offset) % history.count]
-        }
+        guard historyCount >= needed else { return nil }
+        let kept = history[(history.count - needed)...]
         guard kept.first?.rev == clientRevision + 1 else { return nil }
         if needed == 1, let only = kept.first { return only.patch }
         return JSONPatch(kept.flatMap(\.patch.operations))

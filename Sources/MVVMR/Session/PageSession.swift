@@ -27,13 +27,17 @@ public final class PageSession: Sendable {
     ///   - services: the Model layer handed to ViewModels.
     ///   - clock: real time (production) or virtual time (tests).
     ///   - historyLimit: how many patches each page keeps for catching up clients that are behind.
+    ///   - historyByteLimit: how many bytes of patches (``EstimatedJSONSize``) each page keeps at most;
+    ///     unlimited by default (then only `historyLimit` bounds them).
     ///   - eventSink: receives every event, in order, from inside the session's lock.
     public init(
         registry: UnitRegistry, services: Services = Services(), clock: SessionClock = .realTime,
-        historyLimit: Int = 64, eventSink: (@Sendable (SessionEvent) -> Void)? = nil
+        historyLimit: Int = 64, historyByteLimit: Int = .max, eventSink: (@Sendable (SessionEvent) -> Void)? = nil
     ) {
         let scheduler = Scheduler(mode: clock == .virtual ? .virtual : .realTime(start: .now))
-        let core = SessionCore(registry: registry, services: services, scheduler: scheduler, historyLimit: historyLimit)
+        let core = SessionCore(
+            registry: registry, services: services, scheduler: scheduler, historyLimit: historyLimit,
+            historyByteLimit: historyByteLimit)
         core.eventSink = eventSink
         self.core = Locked(core)
         self.core.withLock { core in
@@ -134,6 +138,16 @@ public final class PageSession: Sendable {
     /// How many pages are live (cheaper than ``pages``: builds no snapshot); the server's metrics read it.
     public var livePageCount: Int {
         core.withLock { $0.pages.values.count }
+    }
+
+    /// The bytes the live pages hold: each view as compact JSON text, and the patches each keeps for
+    /// catching up clients (counted when `historyByteLimit` is set). A view's text is cached until its next
+    /// change (a page read after this reuses it), so measuring an unchanged session costs no encoding; a
+    /// server bounding what a session holds reads it now and then, not on every request.
+    public var pageByteCount: Int {
+        core.withLock { core in
+            core.pages.values.reduce(0) { $0 + $1.document.encodedView.count + $1.document.historyBytes }
+        }
     }
 
     /// The sequence number of the session's latest event (0 before the first).

@@ -12,6 +12,7 @@ final class SessionCore {
     let services: Services
     let scheduler: Scheduler
     let historyLimit: Int
+    let historyByteLimit: Int
     let turn = SessionTurn()
     var eventSink: (@Sendable (SessionEvent) -> Void)?
     private(set) var pages = LivePages()
@@ -26,11 +27,12 @@ final class SessionCore {
     private var navigations: [Navigation] = []
     private var navigationFailures: [PageError] = []
 
-    init(registry: UnitRegistry, services: Services, scheduler: Scheduler, historyLimit: Int) {
+    init(registry: UnitRegistry, services: Services, scheduler: Scheduler, historyLimit: Int, historyByteLimit: Int = .max) {
         self.registry = registry
         self.services = services
         self.scheduler = scheduler
         self.historyLimit = historyLimit
+        self.historyByteLimit = historyByteLimit
         scheduler.runTurn = { [weak self] body in
             guard let self else { return body() }
             beginOperation()
@@ -331,7 +333,8 @@ final class SessionCore {
         // A live page of the unit (being replaced) holds its latest revision; a released one left it in
         // `revisions`. Either way the fresh page goes on from there.
         let revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
-        let document = PageDocument(unit: unit.name, revision: revision, historyLimit: historyLimit, turn: turn)
+        let document = PageDocument(
+            unit: unit.name, revision: revision, historyLimit: historyLimit, historyByteLimit: historyByteLimit, turn: turn)
         let registry = ActionRegistry()
         let subscriptions = SubscriptionBag()
         let callbacks = CallbackChannel()

@@ -50,6 +50,28 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `REQUEST_BODY_TIMEOUT_SECONDS`: a request's whole body must arrive within this after its headers
     /// (0: no deadline).
     public var requestBodyTimeoutSeconds = 30
+    // Per-session and per-client bounds (issue 11): what one client may make the server hold.
+
+    /// `MAX_IDEMPOTENCY_KEY_BYTES`: the longest `Idempotency-Key` (UTF-8 bytes); a longer one is refused.
+    public var maxIdempotencyKeyBytes = 255
+    /// `MAX_IDEMPOTENCY_BYTES_PER_SESSION`: the bytes one session's idempotency cache may hold (each
+    /// entry's key, request body and response body); when full, a new keyed action is refused.
+    public var maxIdempotencyBytesPerSession = 262_144
+    /// `MAX_EVENT_LOG_BYTES`: the bytes one session's event log may hold for replay (besides
+    /// `EVENT_LOG_SIZE`, its count); the oldest events go first.
+    public var maxEventLogBytes = 262_144
+    /// `MAX_PAGE_HISTORY_BYTES`: the bytes of patches each page keeps (besides the last 64) for a client
+    /// that sends an older `rev`; a client further behind gets a snapshot.
+    public var maxPageHistoryBytes = 65_536
+    /// `MAX_ACTION_VALUE_BYTES`: the largest action `value`, measured as its compact JSON text.
+    public var maxActionValueBytes = 16_384
+    /// `MAX_SESSION_BYTES`: the bytes one session may hold (its pages' views and patch histories, event log
+    /// and idempotency cache); at or over it, actions are refused until it holds less.
+    public var maxSessionBytes = 1_048_576
+    /// `MAX_STREAMS_PER_SESSION`: the most open event streams of one session.
+    public var maxStreamsPerSession = 8
+    /// `MAX_STREAMS_PER_IP`: the most open event streams from one address.
+    public var maxStreamsPerIP = 64
 
     /// The defaults.
     public init() {}
@@ -152,6 +174,26 @@ public struct ServerConfiguration: Sendable, Equatable {
         // Request deadlines (issue 11).
         integer("--request-header-timeout-seconds", "REQUEST_HEADER_TIMEOUT_SECONDS", "time for a request's whole header section, from when the connection is ready for it (0: none)", range: 0...86_400, \.requestHeaderTimeoutSeconds),
         integer("--request-body-timeout-seconds", "REQUEST_BODY_TIMEOUT_SECONDS", "time for a request's whole body after its headers (0: none)", range: 0...86_400, \.requestBodyTimeoutSeconds),
+        // Per-session and per-client bounds.
+        integer("--max-idempotency-key-bytes", "MAX_IDEMPOTENCY_KEY_BYTES", "longest Idempotency-Key, in bytes", range: 1...65_536, \.maxIdempotencyKeyBytes),
+        integer(
+            "--max-idempotency-bytes-per-session", "MAX_IDEMPOTENCY_BYTES_PER_SESSION",
+            "bytes of keys, requests and responses one session's idempotency cache holds", range: 1024...(1 << 30),
+            \.maxIdempotencyBytesPerSession),
+        integer(
+            "--max-event-log-bytes", "MAX_EVENT_LOG_BYTES", "bytes of events one session keeps for replay", range: 1024...(1 << 30),
+            \.maxEventLogBytes),
+        integer(
+            "--max-page-history-bytes", "MAX_PAGE_HISTORY_BYTES", "bytes of patches each page keeps for clients behind",
+            range: 0...(1 << 30), \.maxPageHistoryBytes),
+        integer(
+            "--max-action-value-bytes", "MAX_ACTION_VALUE_BYTES", "largest action value (its compact JSON), in bytes",
+            range: 16...(1 << 30), \.maxActionValueBytes),
+        integer(
+            "--max-session-bytes", "MAX_SESSION_BYTES", "bytes one session holds (views and page histories, event log, idempotency cache)",
+            range: 4096...(1 << 40), \.maxSessionBytes),
+        integer("--max-streams-per-session", "MAX_STREAMS_PER_SESSION", "most open event streams per session", range: 1...10_000, \.maxStreamsPerSession),
+        integer("--max-streams-per-ip", "MAX_STREAMS_PER_IP", "most open event streams per address", range: 1...1_000_000, \.maxStreamsPerIP),
     ]
 
     /// Reads the settings from flags and environment variables (a flag wins over its variable).

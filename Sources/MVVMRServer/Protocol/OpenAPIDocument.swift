@@ -6,7 +6,11 @@ import MVVMR
 /// scripts/check-api-schema.sh holds the server to it with schemathesis: every status, content type and body the
 /// server answers must be listed here, and every request this document calls invalid must be refused.
 enum OpenAPIDocument {
-    static func make(registry: UnitRegistry) -> JSONValue {
+    /// The document for the registered units.
+    /// - Parameters:
+    ///   - registry: the units, their actions and value types.
+    ///   - maxIdempotencyKeyBytes: the longest `Idempotency-Key` the server takes (`MAX_IDEMPOTENCY_KEY_BYTES`).
+    static func make(registry: UnitRegistry, maxIdempotencyKeyBytes: Int = 255) -> JSONValue {
         var paths = JSONObject()
         let unitNames: JSONValue = .array(registry.units.map { .string($0.name) })
         let sessionHeader: JSONValue = [
@@ -22,7 +26,7 @@ enum OpenAPIDocument {
             "name": "Idempotency-Key", "in": "header", "required": false,
             "description":
                 "Makes the action exactly-once: a repeat with the same key, unit and body replays the first response.",
-            "schema": ["type": "string"],
+            "schema": ["type": "string", "maxLength": .int(maxIdempotencyKeyBytes)],
         ]
         func errors(_ statuses: [String]) -> JSONObject {
             var responses = JSONObject()

@@ -2,8 +2,10 @@
 ///
 /// Requests without an `Origin` header (curl, native clients) are allowed: the header is what browsers
 /// send, and it is browsers whose cookies could be ridden. With the header, the origin must be the
-/// server's own (its `PUBLIC_ORIGIN`, or the scheme and `Host` the request reached it by) or one of
-/// `ALLOWED_ORIGINS`.
+/// server's own or one of `ALLOWED_ORIGINS`. The server's own origin is its `PUBLIC_ORIGIN` when one is
+/// configured, and only then: the request's `Host` is chosen by whoever sent it, so a page served from a
+/// name the attacker rebinds to the server's address (DNS rebinding) would otherwise pass as same-origin.
+/// Without `PUBLIC_ORIGIN`, the scheme and `Host` the request reached the server by stand for it.
 public struct OriginPolicy: Sendable {
     /// The configured public origin, normalised, or `nil`.
     public let publicOrigin: String?
@@ -30,6 +32,8 @@ public struct OriginPolicy: Sendable {
         guard let normalized = Self.normalizedOrigin(origin) else { return false }
         if let publicOrigin, normalized == publicOrigin { return true }
         if allowedOrigins.contains(normalized) { return true }
+        // A configured public origin is the only "own" origin: the Host header proves nothing then.
+        guard publicOrigin == nil else { return false }
         if let requestHost, let own = Self.normalizedOrigin("\(requestScheme)://\(requestHost)") {
             return normalized == own
         }

@@ -1,11 +1,13 @@
 import MVVMR
 
-/// The last events of one session, kept for `Last-Event-ID` replay. A ring buffer: appending never
-/// allocates once it is full.
+/// The last events of one session, kept for `Last-Event-ID` replay: at most `capacity` events and at
+/// most `byteLimit` bytes of them, the oldest going first. Each entry's size is counted as it comes and
+/// goes, so the log knows its bytes without walking itself.
 ///
 /// An event is framed for Server-Sent Events only when a stream needs it: the log keeps the frame when a
-/// stream was open to take it, and the event itself otherwise (framed on replay). A session nobody
-/// streams, the common case for a client that only POSTs, never encodes a frame.
+/// stream was open to take it (counted exactly), and the event itself otherwise (counted by its
+/// estimated frame size, framed on replay). A session nobody streams, the common case for a client that
+/// only POSTs, never encodes a frame.
 struct EventLog {
     enum Payload {
         case event(SessionEvent)
@@ -15,50 +17,68 @@ struct EventLog {
     struct Entry {
         let sequence: Int
         let payload: Payload
+        let byteCount: Int
     }
 
     let capacity: Int
+    let byteLimit: Int
+    /// The kept entries are `entries[head...]`, oldest first; a dropped entry's slot is emptied at once and
+    /// the slots are compacted away now and then, so dropping the oldest costs O(1) amortized.
     private var entries: [Entry] = []
-    private var start = 0
+    private var head = 0
+    /// The bytes of the kept entries.
+    private(set) var byteCount = 0
+    /// The newest sequence number dropped (0 before any): a replay from before it can no longer be served.
+    private var droppedThrough = 0
 
-    init(capacity: Int) {
+    init(capacity: Int, byteLimit: Int = .max) {
         self.capacity = max(1, capacity)
+        self.byteLimit = max(0, byteLimit)
     }
+
+    /// The number of events kept.
+    var count: Int { entries.count - head }
 
     /// The newest sequence number logged, or `nil` when empty.
     var newestSequence: Int? {
-        entries.isEmpty ? nil : entries[(start + entries.count - 1) % entries.count].sequence
+        count == 0 ? nil : entries.last?.sequence
     }
 
-    /// Logs an event not yet framed.
-    mutating func append(_ event: SessionEvent) {
-        append(Entry(sequence: event.sequence, payload: .event(event)))
+    /// Logs an event not yet framed, counted as `byteCount` bytes (its frame's estimated size).
+    mutating func append(_ event: SessionEvent, byteCount: Int) {
+        append(Entry(sequence: event.sequence, payload: .event(event), byteCount: byteCount))
     }
 
     /// Logs an event's frame.
     mutating func append(sequence: Int, frame: [UInt8]) {
-        append(Entry(sequence: sequence, payload: .frame(frame)))
+        append(Entry(sequence: sequence, payload: .frame(frame), byteCount: frame.count))
     }
 
     private mutating func append(_ entry: Entry) {
-        if entries.count < capacity {
-            entries.append(entry)
-        } else {
-            entries[start] = entry
-            start = (start + 1) % capacity
+        entries.append(entry)
+        byteCount += entry.byteCount
+        // An event larger than the whole budget goes too: the log then no longer reaches back past it,
+        // and a client resuming from before it gets snapshots, as for any event no longer kept.
+        while count > capacity || (byteCount > byteLimit && count > 0) {
+            let oldest = entries[head]
+            byteCount -= oldest.byteCount
+            droppedThrough = oldest.sequence
+            // Emptied now, not at the next compaction: a dropped event's bytes go back at once.
+            entries[head] = Entry(sequence: oldest.sequence, payload: .frame([]), byteCount: 0)
+            head += 1
+        }
+        if head >= 64 && head * 2 >= entries.count {
+            entries.removeFirst(head)
+            head = 0
         }
     }
 
     /// The frames of every event after `sequence`, in order; `nil` when the log no longer reaches back that far
     /// (the caller then sends snapshots instead).
     func frames(after sequence: Int) -> [[UInt8]]? {
-        guard !entries.isEmpty else { return [] }
-        let oldest = entries[start].sequence
-        guard sequence >= oldest - 1 else { return nil }
+        guard sequence >= droppedThrough else { return nil }
         var frames: [[UInt8]] = []
-        for offset in 0..<entries.count {
-            let entry = entries[(start + offset) % entries.count]
-            guard entry.sequence > sequence else { continue }
+        for entry in entries[head...] where entry.sequence > sequence {
             switch entry.payload {
             case .frame(let frame): frames.append(frame)
             case .event(let event): frames.append(ProtocolEncoding.frame(event))

@@ -1,9 +1,14 @@
-/// The responses of one session's actions that carried an `Idempotency-Key`, so a retry returns the first
-/// response instead of delivering the action again. Kept for at least `retention`; at most `capacity`
-/// keys (the oldest go first once older than the retention, else the cache refuses to grow past twice the
-/// capacity by dropping the oldest).
 import JSONPatch
 
+/// The responses of one session's actions that carried an `Idempotency-Key`, so a retry returns the first
+/// response instead of delivering the action again.
+///
+/// Each response is kept for `retention`, and never dropped sooner: dropping a live entry would let its
+/// retry apply the action twice. So the cache is bounded by refusing instead: at most `capacity` keys and
+/// `byteLimit` bytes (each entry's key, request body and response body, counted as entries come and go).
+/// Entries older than the retention go first; when the cache is still full, ``admit(key:requestBytes:now:)``
+/// says so and when room will come. A response is stored whatever its size once its action ran, so the
+/// bytes held may pass the limit by the one response that took the last room.
 struct IdempotencyCache {
     struct Entry {
         let unit: String
@@ -11,6 +16,7 @@ struct IdempotencyCache {
         let status: Int
         let body: [UInt8]
         let storedAt: ContinuousClock.Instant
+        let byteCount: Int
     }
 
     enum Lookup {
@@ -19,15 +25,29 @@ struct IdempotencyCache {
         case conflict
     }
 
+    enum Admission: Equatable {
+        case admitted
+        /// Full of live entries; the oldest expires in this many seconds.
+        case full(retryAfterSeconds: Int)
+    }
+
     let retention: Duration
     let capacity: Int
+    let byteLimit: Int
     private var entries: [String: Entry] = [:]
+    /// Keys oldest first (entries are stored in time order, so expiry only ever looks at the front).
     private var order: [String] = []
+    /// The bytes of the kept entries.
+    private(set) var byteCount = 0
 
-    init(retention: Duration = .seconds(600), capacity: Int = 1024) {
+    init(retention: Duration = .seconds(600), capacity: Int = 2048, byteLimit: Int = 262_144) {
         self.retention = retention
-        self.capacity = capacity
+        self.capacity = max(1, capacity)
+        self.byteLimit = max(0, byteLimit)
     }
+
+    /// The number of keys kept.
+    var count: Int { entries.count }
 
     /// Looks a key up for a request to `unit` with the parsed body `request` (compared as JSON values, so key
     /// order and spacing do not matter).
@@ -37,23 +57,41 @@ struct IdempotencyCache {
         return .replay(status: entry.status, body: entry.body)
     }
 
-    mutating func store(key: String, unit: String, request: JSONValue, status: Int, body: [UInt8], now: ContinuousClock.Instant) {
-        if entries[key] == nil { order.append(key) }
-        entries[key] = Entry(unit: unit, request: request, status: status, body: body, storedAt: now)
-        prune(now: now)
+    /// Whether a new key with a request body of `requestBytes` may be stored now: expired entries go
+    /// first; a cache still full of live ones refuses.
+    mutating func admit(key: String, requestBytes: Int, now: ContinuousClock.Instant) -> Admission {
+        dropExpired(now: now)
+        if entries.count < capacity, byteCount + key.utf8.count + requestBytes <= byteLimit { return .admitted }
+        guard let oldest = order.first.flatMap({ entries[$0] }) else { return .full(retryAfterSeconds: 1) }
+        let remaining = retention - (now - oldest.storedAt)
+        return .full(retryAfterSeconds: max(1, Int(remaining.components.seconds) + 1))
     }
 
-    private mutating func prune(now: ContinuousClock.Instant) {
+    /// Keeps an action's response for its key.
+    mutating func store(
+        key: String, unit: String, request: JSONValue, requestBytes: Int, status: Int, body: [UInt8],
+        now: ContinuousClock.Instant
+    ) {
+        let byteCount = key.utf8.count + requestBytes + body.count
+        if let replaced = entries.updateValue(
+            Entry(unit: unit, request: request, status: status, body: body, storedAt: now, byteCount: byteCount),
+            forKey: key)
+        {
+            self.byteCount -= replaced.byteCount
+            order.removeAll { $0 == key }
+        }
+        order.append(key)
+        self.byteCount += byteCount
+        dropExpired(now: now)
+    }
+
+    /// Drops the entries older than the retention (only those).
+    mutating func dropExpired(now: ContinuousClock.Instant) {
         var dropped = 0
         for key in order {
-            guard let entry = entries[key] else {
-                dropped += 1
-                continue
-            }
-            let expired = now - entry.storedAt >= retention
-            let overflowing = order.count - dropped > 2 * capacity
-            guard expired || overflowing else { break }
+            guard let entry = entries[key], now - entry.storedAt >= retention else { break }
             entries[key] = nil
+            byteCount -= entry.byteCount
             dropped += 1
         }
         if dropped > 0 { order.removeFirst(dropped) }
