@@ -124,6 +124,7 @@ public final class PageServer: Sendable {
         httpConfiguration.port = configuration.port
         if configuration.threads > 0 { httpConfiguration.threadCount = configuration.threads }
         httpConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        httpConfiguration.maxHeaderBytes = configuration.maxHeaderBytes
         httpConfiguration.maxConnections = configuration.maxConnections
         httpConfiguration.maxConnectionsPerIP = configuration.maxConnectionsPerIP
         httpConfiguration.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds

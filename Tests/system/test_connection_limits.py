@@ -147,12 +147,14 @@ def test_a_slowloris_from_one_address_neither_holds_connections_nor_slows_others
         selector.close()
 
     lifetimes = sorted(closed[sock] - opened[sock] for sock in closed)
-    held = [lifetime for lifetime in lifetimes if lifetime > 1.0]
+    # Held: open until the header deadline cut it. Everything else was turned away on accept; how soon that shows
+    # depends on how fast this client opens its 10,000 sockets on a loaded machine, so only the deadline separates them.
+    held = [lifetime for lifetime in lifetimes if lifetime >= HEADER_DEADLINE - 0.5]
     still_open = len(opened) - len(closed)
     latencies = sorted(probe.latencies)
     p99 = latencies[int(len(latencies) * 0.99)] if latencies else None
     summary = (f"connected {len(opened)}, refused at connect {refused_connects}, closed by the server "
-               f"{len(closed)}, held >1 s {len(held)}, still open {still_open}, longest held "
+               f"{len(closed)}, held to the deadline {len(held)}, still open {still_open}, longest held "
                f"{lifetimes[-1] if lifetimes else None}; /healthz answered {len(latencies)}, failed "
                f"{len(probe.failures)} {probe.failures[:3]}, p99 {p99}")
     print(summary)

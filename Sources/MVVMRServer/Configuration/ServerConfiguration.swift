@@ -22,6 +22,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var sessionTimeToLiveSeconds = 1800
     /// `MAX_BODY_BYTES`: the largest request body.
     public var maxBodyBytes = 64 * 1024
+    /// `MAX_HEADER_BYTES`: the largest header section (request line included); larger is `431`. Every open
+    /// connection holds this plus 4 KiB (libmicrohttpd's per-connection pool) while it is open.
+    public var maxHeaderBytes = 8 * 1024
     /// `NEW_SESSIONS_PER_IP_PER_MINUTE`: new sessions one address may open per minute (0: unlimited).
     public var newSessionsPerIPPerMinute = 0
     /// `MAX_CONNECTIONS`: the most open connections.
@@ -154,6 +157,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         integer("--max-sessions", "MAX_SESSIONS", "most live sessions (least recently used idle ones are evicted)", range: 1...100_000_000, \.maxSessions),
         integer("--session-ttl-seconds", "SESSION_TTL_SECONDS", "idle time after which a session expires", range: 1...31_536_000, \.sessionTimeToLiveSeconds),
         integer("--max-body-bytes", "MAX_BODY_BYTES", "largest request body", range: 1...(1 << 30), \.maxBodyBytes),
+        integer(
+            "--max-header-bytes", "MAX_HEADER_BYTES", "largest header section, request line included (each open connection holds it plus 4 KiB)",
+            range: 4096...(1 << 20), \.maxHeaderBytes),
         integer("--new-sessions-per-ip-per-minute", "NEW_SESSIONS_PER_IP_PER_MINUTE", "new sessions per address per minute (0: unlimited)", range: 0...1_000_000_000, \.newSessionsPerIPPerMinute),
         integer("--max-connections", "MAX_CONNECTIONS", "most open connections", range: 1...1_000_000, \.maxConnections),
         integer("--max-connections-per-ip", "MAX_CONNECTIONS_PER_IP", "most open connections per address (0: unlimited)", range: 0...1_000_000, \.maxConnectionsPerIP),
