@@ -526,9 +526,9 @@ def section_fanout(quick):
         resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))  # inherited by the server
     binary = build_swift("page-bench")
     port = free_port()
-    # Every stream comes from 127.0.0.1: no per-address limit (128 by default) for this measurement.
+    # Every stream comes from 127.0.0.1: no per-address limits (128 connections, 64 streams by default) here.
     environment = {"PORT": port, "HOST": "127.0.0.1", "LOG_LEVEL": "error", "MAX_CONNECTIONS": count + 1_000,
-                   "MAX_CONNECTIONS_PER_IP": 0, "MAX_SESSIONS": count + 1_000, "DATA_DIR": os.path.join(ROOT, "Data")}
+                   "MAX_CONNECTIONS_PER_IP": 0, "MAX_STREAMS_PER_IP": count + 1_000, "MAX_SESSIONS": count + 1_000, "DATA_DIR": os.path.join(ROOT, "Data")}
     command = ["env", *[f"{key}={value}" for key, value in environment.items()], binary]
     with Server(command, port) as server:
         import http.client
