@@ -26,6 +26,7 @@ enum RequestFraming: Equatable, Sendable {
         case unsupportedTransferEncoding = "unsupported_transfer_encoding"
         case duplicateHost = "duplicate_host"
         case whitespaceBeforeColon = "whitespace_before_colon"
+        case invalidFieldName = "invalid_field_name"
 
         /// A sentence naming the problem, for the error's `message`.
         var message: String {
@@ -36,6 +37,7 @@ enum RequestFraming: Equatable, Sendable {
             case .unsupportedTransferEncoding: "The only Transfer-Encoding accepted is a single 'chunked'."
             case .duplicateHost: "The request has more than one Host header field."
             case .whitespaceBeforeColon: "A header field name is followed by whitespace before its colon."
+            case .invalidFieldName: "A header field name holds a character that is not allowed in a name."
             }
         }
     }
@@ -55,9 +57,11 @@ enum RequestFraming: Equatable, Sendable {
             while let (entry, next) = PackedValues.entry(at: offset, in: raw) {
                 offset = next
                 guard entry.kind == PackedValues.headerKind, let last = entry.key.last else { continue }
-                // Only the name's last byte needs looking at: the library ends a name at its colon and has
-                // already taken a line that begins with whitespace as the continuation of the previous one.
+                // The library ends a name at its colon and keeps whatever else the line began with: a first field
+                // line that begins with whitespace (` Transfer-Encoding: chunked`) arrives with it in the name, which
+                // a proxy may have read as another field, or as none. A name is a token (RFC 9110, 5.1), or refused.
                 if raw[last] == 0x20 || raw[last] == 0x09 { return .failure(.whitespaceBeforeColon) }
+                for index in entry.key where !Self.isTokenByte(raw[index]) { return .failure(.invalidFieldName) }
                 switch entry.key.count {
                 case 4 where Self.bytes(raw, entry.key, spell: "host"):
                     hostCount += 1
@@ -94,6 +98,16 @@ enum RequestFraming: Equatable, Sendable {
             if transferEncodingCount == 1 { return .success(.chunked) }
             if contentLengthCount == 1 { return .success(.contentLength(contentLength)) }
             return .success(.noBody)
+        }
+    }
+
+    /// Whether a byte may stand in a header field name: RFC 9110's `tchar`.
+    @inline(__always)
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
+        default: false
         }
     }
 

@@ -79,6 +79,12 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
         Case(
             name: "tab before a colon", fields: [("Accept", "*/*"), ("Content-Length\t", "3")],
             expected: .failure(.whitespaceBeforeColon)),
+        Case(
+            name: "a name beginning with a space", fields: [(" Transfer-Encoding", "chunked")],
+            expected: .failure(.invalidFieldName)),
+        Case(name: "a name with a slash", fields: [("X/Y", "1")], expected: .failure(.invalidFieldName)),
+        Case(
+            name: "every token character", fields: [("!#$%&'*+-.^_`|~09AZaz", "1")], expected: .success(.noBody)),
     ]
 
     @Test(arguments: cases)
@@ -180,6 +186,12 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
         Case(
             name: "a Content-Length with a space before its colon",
             bytes: "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : 36\r\n\r\n", problem: .whitespaceBeforeColon),
+        // The first field line begins with whitespace: libmicrohttpd keeps it in the name, so it reads no body and
+        // would take the chunk's bytes for the next request.
+        Case(
+            name: "a first field line beginning with a space",
+            bytes: "POST /healthz HTTP/1.1\r\n Transfer-Encoding: chunked\r\nHost: x\r\n\r\n0\r\n\r\nGET /units HTTP/1.1\r\nHost: x\r\n\r\n",
+            problem: .invalidFieldName),
     ]
 
     private static func router(invocations: Counter) -> HTTPRouter {

@@ -52,7 +52,9 @@ def split_response(received):
      "unsupported_transfer_encoding"),
     (b"GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", "duplicate_host"),
     (b"GET /healthz HTTP/1.1\r\nHost : x\r\n\r\n", "whitespace_before_colon"),
-], ids=["two-content-lengths", "te-and-cl", "gzip-chunked", "two-hosts", "space-before-colon"])
+    (b"POST /healthz HTTP/1.1\r\n Transfer-Encoding: chunked\r\nHost: x\r\n\r\n0\r\n\r\nGET /api/units HTTP/1.1\r\nHost: x\r\n\r\n",
+     "invalid_field_name"),
+], ids=["two-content-lengths", "te-and-cl", "gzip-chunked", "two-hosts", "space-before-colon", "leading-space"])
 def test_ambiguous_framing_is_refused_once_and_the_smuggled_request_never_answered(shared_server, request_bytes,
                                                                                    problem):
     received, closed = exchange_until_closed(shared_server.port, request_bytes + SMUGGLED)

@@ -17,11 +17,15 @@ final class ServerSession: Sendable {
         var streams: [ObjectIdentifier: EventStream] = [:]
         var lastSequence = 0
         var expired = false
-        /// The pages' bytes (views and patch histories) when last measured, and the patch bytes since:
-        /// the measure plus twice the patches (each is in a view and in its page's history) bounds what the
-        /// pages hold now, so they are measured again only now and then.
+        /// The pages' bytes (views and patch histories) when last measured, and the patch bytes since (all
+        /// patches ever, less those the measure already saw): the measure plus twice the patches (each is in a
+        /// view and in its page's history) bounds what the pages hold now, so they are measured again only now
+        /// and then. Running totals rather than a count taken back, so that two measurements racing (two
+        /// actions of one session) cannot take the same patches back twice.
         var pageBytesMeasured = 0
-        var patchBytesSinceMeasured = 0
+        var patchBytesTotal = 0
+        var patchBytesTotalMeasured = 0
+        var patchBytesSinceMeasured: Int { patchBytesTotal - patchBytesTotalMeasured }
         /// Bumped when pages may have been bound or released (navigation, snapshot): measure again.
         var pageSetVersion = 1
         var pageSetVersionMeasured = 0
@@ -81,7 +85,7 @@ final class ServerSession: Sendable {
                     for stream in state.streams.values { stream.send(bytes: frame) }
                 }
                 if case .patch = event.kind {
-                    state.patchBytesSinceMeasured += byteCount
+                    state.patchBytesTotal += byteCount
                 } else {
                     state.pageSetVersion += 1
                 }
@@ -94,10 +98,10 @@ final class ServerSession: Sendable {
     /// (measured again after ``patchBytesBeforeMeasuring`` bytes of patches, or once pages were bound or
     /// released). Never called with the streams lock held (it may take the page session's lock).
     func heldBytes() -> Int {
-        let (logBytes, measured, growth, version, measuredVersion) = streamState.withLock { state in
+        let (logBytes, measured, growth, patchTotal, version, measuredVersion) = streamState.withLock { state in
             (
-                state.log.byteCount, state.pageBytesMeasured, state.patchBytesSinceMeasured, state.pageSetVersion,
-                state.pageSetVersionMeasured
+                state.log.byteCount, state.pageBytesMeasured, state.patchBytesSinceMeasured, state.patchBytesTotal,
+                state.pageSetVersion, state.pageSetVersionMeasured
             )
         }
         var pageBytes = measured + 2 * growth
@@ -105,9 +109,11 @@ final class ServerSession: Sendable {
             // A view's text is cached until its next change, so measuring an unchanged page encodes nothing.
             pageBytes = pages.pageByteCount
             streamState.withLock { state in
+                // Only a measurement that saw more than the last one recorded replaces it.
+                guard patchTotal >= state.patchBytesTotalMeasured else { return }
                 state.pageBytesMeasured = pageBytes
-                state.patchBytesSinceMeasured -= growth
-                state.pageSetVersionMeasured = version
+                state.patchBytesTotalMeasured = patchTotal
+                state.pageSetVersionMeasured = max(state.pageSetVersionMeasured, version)
             }
         }
         return logBytes + pageBytes + idempotencyBytes.load(ordering: .relaxed)
