@@ -91,11 +91,16 @@ extension PageServer {
         return nil
     }
 
+    /// The address a request counts against (limits, logs): the peer's, or behind a trusted proxy the rightmost
+    /// `X-Forwarded-For` entry, the one that proxy appended. Entries to its left are the client's own words (a
+    /// client may send any `X-Forwarded-For` it likes, and proxies append to it), so believing the first would
+    /// let a client pick the address it is limited as.
     func clientAddress(_ request: HTTPRequest) -> String {
         if configuration.trustForwardedHeaders, let forwarded = request.headers["X-Forwarded-For"],
-            let first = forwarded.split(separator: ",").first
+            let last = forwarded.split(separator: ",").last
         {
-            return String(first).trimmingSpaces
+            let address = String(last).trimmingSpaces
+            if !address.isEmpty { return address }
         }
         return request.remoteAddress
     }

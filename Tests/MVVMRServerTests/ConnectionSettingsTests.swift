@@ -28,4 +28,17 @@ import Testing
             try ServerConfiguration.parse(arguments: [], environment: ["REQUEST_HEADER_TIMEOUT_SECONDS": value])
         }
     }
+
+    @Test func behindATrustedProxyThePerAddressConnectionLimitIsOffUnlessGiven() throws {
+        let behindProxy = try ServerConfiguration.parse(arguments: [], environment: ["TRUST_FORWARDED_HEADERS": "true"])
+        #expect(behindProxy.maxConnectionsPerIP == 0)
+        let given = try ServerConfiguration.parse(
+            arguments: ["--max-connections-per-ip", "500"], environment: ["TRUST_FORWARDED_HEADERS": "true"])
+        #expect(given.maxConnectionsPerIP == 500)
+        let givenInEnvironment = try ServerConfiguration.parse(
+            arguments: [], environment: ["TRUST_FORWARDED_HEADERS": "true", "MAX_CONNECTIONS_PER_IP": "128"])
+        #expect(givenInEnvironment.maxConnectionsPerIP == 128)
+        let direct = try ServerConfiguration.parse(arguments: [], environment: [:])
+        #expect(direct.maxConnectionsPerIP == 128)
+    }
 }

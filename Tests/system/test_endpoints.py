@@ -241,6 +241,16 @@ def test_forwarded_headers_only_when_trusted(start_server):
     assert "Secure" in response.header("Set-Cookie")
 
 
+def test_behind_a_trusted_proxy_a_client_is_limited_as_the_address_the_proxy_appended(start_server):
+    # The leftmost X-Forwarded-For entries are whatever the client sent; only the rightmost is the proxy's word.
+    server = start_server({"TRUST_FORWARDED_HEADERS": "true", "NEW_SESSIONS_PER_IP_PER_MINUTE": 2})
+    statuses = [server.request("POST", "/api/sessions", headers={"X-Forwarded-For": f"10.9.9.{i}, 203.0.113.7"}).status
+                for i in range(3)]
+    assert statuses == [201, 201, 429]
+    other = server.request("POST", "/api/sessions", headers={"X-Forwarded-For": "10.9.9.1, 203.0.113.8"})
+    assert other.status == 201
+
+
 def test_new_sessions_per_address_are_rate_limited(start_server):
     server = start_server({"NEW_SESSIONS_PER_IP_PER_MINUTE": 3})
     for _ in range(3):

@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxConnections = 10_000
     /// `MAX_CONNECTIONS_PER_IP`: the most open connections from one address (0: unlimited). On by default so
     /// that one address cannot hold every connection the server has.
+    ///
+    /// Off (0) by default when `TRUST_FORWARDED_HEADERS` is true, since every connection then comes from the proxy.
     public var maxConnectionsPerIP = 128
     /// `SHUTDOWN_GRACE_SECONDS`: how long requests in flight may take to finish on SIGTERM.
     public var shutdownGraceSeconds = 10
@@ -216,8 +218,12 @@ public struct ServerConfiguration: Sendable, Equatable {
         arguments: [String], environment: [String: String], passThrough: Set<String> = ["--help", "-h", "--healthcheck"]
     ) throws(ConfigurationError) -> ServerConfiguration {
         var configuration = ServerConfiguration()
+        var given: Set<String> = []
         for setting in settings {
-            if let value = environment[setting.environment] { try setting.apply(&configuration, value) }
+            if let value = environment[setting.environment] {
+                try setting.apply(&configuration, value)
+                given.insert(setting.environment)
+            }
         }
         var index = 0
         while index < arguments.count {
@@ -247,6 +253,13 @@ public struct ServerConfiguration: Sendable, Equatable {
                 index += 1
             }
             try setting.apply(&configuration, value)
+            given.insert(setting.environment)
+        }
+        // Behind a proxy every connection is the proxy's: a per-address connection limit would cap the whole site
+        // (each event stream holds one upstream connection). Unless it was given, it is off there; the
+        // per-client limits that read `X-Forwarded-For` (streams, new sessions) still apply.
+        if configuration.trustForwardedHeaders && !given.contains("MAX_CONNECTIONS_PER_IP") {
+            configuration.maxConnectionsPerIP = 0
         }
         return configuration
     }
