@@ -325,21 +325,20 @@ extension PageServer {
             if let key {
                 // The key's lock is held across the action, so a retry racing the first attempt waits for it
                 // and replays its response instead of delivering the action twice.
-                let requestBytes = request.body.count
                 outcome = try session.idempotency.withLock { cache throws(ProtocolError) -> ActionOutcome in
                     switch cache.lookup(key: key, unit: unit, request: body) {
                     case .replay(let status, let body): return ActionOutcome(status: status, body: body, replayed: true)
                     case .conflict: throw ProtocolError.idempotencyKeyReused
                     case .miss:
                         let now = ContinuousClock.now
-                        let admission = cache.admit(key: key, requestBytes: requestBytes, now: now)
+                        let admission = cache.admit(key: key, now: now)
                         session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
                         if case .full(let retryAfter) = admission {
                             throw ProtocolError.idempotencyCacheFull(limit: cache.byteLimit, retryAfter: retryAfter)
                         }
                         let fresh = try perform(true)
                         cache.store(
-                            key: key, unit: unit, request: body, requestBytes: requestBytes, status: fresh.status, body: fresh.body,
+                            key: key, unit: unit, request: body, status: fresh.status, body: fresh.body,
                             now: now)
                         session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
                         return fresh

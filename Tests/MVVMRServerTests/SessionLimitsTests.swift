@@ -110,33 +110,44 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
     @Test func refusesANewKeyWhenFullOfLiveEntriesAndKeepsThem() {
         var cache = IdempotencyCache(retention: .seconds(600), capacity: 100, byteLimit: 100)
         let now = ContinuousClock.now
-        #expect(cache.admit(key: "a", requestBytes: 20, now: now) == .admitted)
+        #expect(cache.admit(key: "a", now: now) == .admitted)
         cache.store(
-            key: "a", unit: "u", request: "a", requestBytes: 20, status: 200, body: [UInt8](repeating: 0, count: 29),
+            key: "a", unit: "u", request: "a", status: 200, body: [UInt8](repeating: 0, count: 1),
             now: now)
         #expect(cache.byteCount == 50)
-        #expect(cache.admit(key: "b", requestBytes: 20, now: now) == .admitted)
+        #expect(cache.admit(key: "b", now: now) == .admitted)
         cache.store(
-            key: "b", unit: "u", request: "b", requestBytes: 20, status: 200, body: [UInt8](repeating: 0, count: 29),
+            key: "b", unit: "u", request: "b", status: 200, body: [UInt8](repeating: 0, count: 1),
             now: now)
         #expect(cache.byteCount == 100)
         // Full: a third key is refused, with the time until the oldest entry expires; both entries still replay.
-        #expect(cache.admit(key: "c", requestBytes: 1, now: now + .seconds(100)) == .full(retryAfterSeconds: 501))
+        #expect(cache.admit(key: "c", now: now + .seconds(100)) == .full(retryAfterSeconds: 501))
         #expect(!cache.lookup(key: "a", unit: "u", request: "a").isMiss)
         #expect(!cache.lookup(key: "b", unit: "u", request: "b").isMiss)
         // Once the retention has passed, the expired entries make room.
-        #expect(cache.admit(key: "c", requestBytes: 1, now: now + .seconds(600)) == .admitted)
+        #expect(cache.admit(key: "c", now: now + .seconds(600)) == .admitted)
         #expect(cache.byteCount == 0)
+    }
+
+    @Test func anEntryHoldsItsKeyAndResponseButOnlyADigestOfTheRequest() {
+        // A body padded with members the server never reads is not kept: only its hash is.
+        var cache = IdempotencyCache()
+        let padded: JSONValue = ["action": "a", "pad": .array(Array(repeating: .int(0), count: 30_000))]
+        cache.store(key: "key", unit: "u", request: padded, status: 200, body: [1, 2, 3], now: .now)
+        #expect(cache.byteCount == 3 + IdempotencyCache.entryOverheadBytes + 3)
+        #expect(!cache.lookup(key: "key", unit: "u", request: padded).isMiss)
+        #expect(!cache.lookup(key: "key", unit: "u", request: padded).isConflict)
+        #expect(cache.lookup(key: "key", unit: "u", request: ["action": "a"]).isConflict)
     }
 
     @Test func refusesANewKeyBeyondTheKeyCount() {
         var cache = IdempotencyCache(retention: .seconds(600), capacity: 2, byteLimit: 1 << 20)
         let now = ContinuousClock.now
         for key in ["a", "b"] {
-            #expect(cache.admit(key: key, requestBytes: 1, now: now) == .admitted)
-            cache.store(key: key, unit: "u", request: nil, requestBytes: 1, status: 200, body: [], now: now)
+            #expect(cache.admit(key: key, now: now) == .admitted)
+            cache.store(key: key, unit: "u", request: nil, status: 200, body: [], now: now)
         }
-        #expect(cache.admit(key: "c", requestBytes: 1, now: now) == .full(retryAfterSeconds: 601))
+        #expect(cache.admit(key: "c", now: now) == .full(retryAfterSeconds: 601))
         #expect(cache.count == 2)
     }
 }
@@ -165,7 +176,7 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         let session = try echoSession(limits)
         session.idempotency.withLock { cache in
             cache.store(
-                key: "old", unit: "echo", request: nil, requestBytes: 10, status: 200,
+                key: "old", unit: "echo", request: nil, status: 200,
                 body: [UInt8](repeating: 0, count: 9000),
                 now: .now - .seconds(11))
             session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)

@@ -5,14 +5,18 @@ import JSONPatch
 ///
 /// Each response is kept for `retention`, and never dropped sooner: dropping a live entry would let its
 /// retry apply the action twice. So the cache is bounded by refusing instead: at most `capacity` keys and
-/// `byteLimit` bytes (each entry's key, request body and response body, counted as entries come and go).
-/// Entries older than the retention go first; when the cache is still full, ``admit(key:requestBytes:now:)``
+/// `byteLimit` bytes (each entry's key and response body, and ``entryOverheadBytes`` for the rest, counted as
+/// entries come and go). Entries older than the retention go first; when the cache is still full, ``admit(key:now:)``
 /// says so and when room will come. A response is stored whatever its size once its action ran, so the
 /// bytes held may pass the limit by the one response that took the last room.
 struct IdempotencyCache {
     struct Entry {
         let unit: String
-        let request: JSONValue
+        /// The request body's hash (`JSONValue`'s, consistent with its `==`: key order and spacing do not
+        /// count), not the body itself: a body the server does not read (extra members) would otherwise be kept
+        /// at many times the bytes it was counted as. A collision could only make one client's retry with a
+        /// different body, under the same key of its own session, replay instead of being refused.
+        let requestDigest: Int
         let status: Int
         let body: [UInt8]
         let storedAt: ContinuousClock.Instant
@@ -46,6 +50,10 @@ struct IdempotencyCache {
         self.byteLimit = max(0, byteLimit)
     }
 
+    /// What an entry costs besides its key and response body: its unit name reference, digest, time, status and
+    /// the dictionary's and order list's slots for it.
+    static let entryOverheadBytes = 48
+
     /// The number of keys kept.
     var count: Int { entries.count }
 
@@ -53,15 +61,14 @@ struct IdempotencyCache {
     /// order and spacing do not matter).
     func lookup(key: String, unit: String, request: JSONValue) -> Lookup {
         guard let entry = entries[key] else { return .miss }
-        guard entry.unit == unit, entry.request == request else { return .conflict }
+        guard entry.unit == unit, entry.requestDigest == request.hashValue else { return .conflict }
         return .replay(status: entry.status, body: entry.body)
     }
 
-    /// Whether a new key with a request body of `requestBytes` may be stored now: expired entries go
-    /// first; a cache still full of live ones refuses.
-    mutating func admit(key: String, requestBytes: Int, now: ContinuousClock.Instant) -> Admission {
+    /// Whether a new key may be stored now: expired entries go first; a cache still full of live ones refuses.
+    mutating func admit(key: String, now: ContinuousClock.Instant) -> Admission {
         dropExpired(now: now)
-        if entries.count < capacity, byteCount + key.utf8.count + requestBytes <= byteLimit { return .admitted }
+        if entries.count < capacity, byteCount + key.utf8.count + Self.entryOverheadBytes <= byteLimit { return .admitted }
         guard let oldest = order.first.flatMap({ entries[$0] }) else { return .full(retryAfterSeconds: 1) }
         let remaining = retention - (now - oldest.storedAt)
         return .full(retryAfterSeconds: max(1, Int(remaining.components.seconds) + 1))
@@ -69,12 +76,13 @@ struct IdempotencyCache {
 
     /// Keeps an action's response for its key.
     mutating func store(
-        key: String, unit: String, request: JSONValue, requestBytes: Int, status: Int, body: [UInt8],
-        now: ContinuousClock.Instant
+        key: String, unit: String, request: JSONValue, status: Int, body: [UInt8], now: ContinuousClock.Instant
     ) {
-        let byteCount = key.utf8.count + requestBytes + body.count
+        let byteCount = key.utf8.count + Self.entryOverheadBytes + body.count
         if let replaced = entries.updateValue(
-            Entry(unit: unit, request: request, status: status, body: body, storedAt: now, byteCount: byteCount),
+            Entry(
+                unit: unit, requestDigest: request.hashValue, status: status, body: body, storedAt: now,
+                byteCount: byteCount),
             forKey: key)
         {
             self.byteCount -= replaced.byteCount
