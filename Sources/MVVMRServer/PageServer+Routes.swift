@@ -289,17 +289,13 @@ extension PageServer {
         try requireAllowedOrigin(request)
         let session = try session(for: request)
         let body = try parseJSONBody(request, allowEmpty: false)
-        guard case .object(let fields) = body else { throw .invalidRequest("The body must be a JSON object with an 'action'.") }
-        guard case .string(let action)? = fields["action"] else { throw .invalidRequest("'action' (a string) is required.") }
-        let value = fields["value"] ?? .null
-        var clientRevision: Int?
-        switch fields["rev"] {
-        case nil, .null?: clientRevision = nil
-        case .int(let rev)?: clientRevision = rev
-        case .double(let rev)? where rev == rev.rounded() && abs(rev) < 1e15: clientRevision = Int(rev)
-        default: throw .invalidRequest("'rev' must be a whole number.")
+        let fields: ActionRequestFields
+        do throws(RequestFieldError) {
+            fields = try RequestParsing.actionFields(of: body)
+        } catch {
+            throw .invalidRequest(error.message)
         }
-        if let clientRevision, clientRevision < 0 { throw .invalidRequest("'rev' must not be negative.") }
+        let (action, value, clientRevision) = (fields.action, fields.value, fields.clientRevision)
 
         let perform = { () throws(ProtocolError) -> ActionOutcome in
             do throws(PageError) {
@@ -402,11 +398,12 @@ extension PageServer {
     private func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         let session = try session(for: request)
         var lastEventID: Int?
-        if let text = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId"), !text.isEmpty {
-            guard let value = Int(text.trimmingSpaces), value >= 0 else {
-                throw .invalidRequest("Last-Event-ID must be a non-negative whole number.")
+        do throws(RequestFieldError) {
+            if let text = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId") {
+                lastEventID = try RequestParsing.lastEventID(text)
             }
-            lastEventID = value
+        } catch {
+            throw .invalidRequest(error.message)
         }
         let stream = EventStream(bufferLimit: 1 << 20)
         stream.send(bytes: Array("retry: 2000\n\n".utf8))
