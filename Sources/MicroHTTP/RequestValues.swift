@@ -13,7 +13,12 @@ struct RequestValues {
     init(of connection: OpaquePointer) {
         let kinds = MHD_ValueKind.HEADER_KIND.rawValue | MHD_ValueKind.COOKIE_KIND.rawValue
             | MHD_ValueKind.GET_ARGUMENT_KIND.rawValue
-        let values = PackedValues(bytes: Self.pack(connection, kinds: kinds))
+        self.init(packed: PackedValues(bytes: Self.pack(connection, kinds: kinds)))
+    }
+
+    /// Reads values packed as the C shim packs them; apart from the connection, so tests and the fuzzer in
+    /// Fuzz/ can give it any bytes.
+    init(packed values: PackedValues) {
         headers = HTTPHeaders(packed: values)
         values.forEachEntry { entry in
             if entry.kind != PackedValues.headerKind { add(entry, of: values) }
