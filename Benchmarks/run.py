@@ -661,6 +661,249 @@ def section_stream_memory(quick):
     return "stream-memory", "Memory per idle event stream", method, table, None
 
 
+# Soak (section_soak): mixed traffic over a fixed set of sessions for a long while, watching the server's memory and
+# descriptors. The session set stays SOAK_SESSIONS strong (a new session replaces, and deletes, an old one), so what
+# the server holds is bounded by what each session may hold: MAX_SESSION_BYTES (1 MiB) each, plus allocator slack.
+# A leak of 100 bytes per request passes that bound within the quick run (some 9,000 requests/s here for 40 s).
+SOAK_SESSIONS = 16
+SOAK_WORKERS = 4                 # threads, each with one keep-alive connection (far below MAX_CONNECTIONS_PER_IP)
+SOAK_STREAMS_PER_WORKER = 3      # SSE streams a worker keeps open at once, opened and closed as it goes
+SOAK_QUICK_SECONDS = 40
+SOAK_RSS_SLACK_MIB = 8           # allocator arenas and caches beyond the sessions' own bound
+SOAK_DESCRIPTOR_SLACK = 2        # descriptors the server may open lazily (files it reads on first use); at most 1 seen
+SOAK_HEARTBEAT_SECONDS = 5       # a closed stream is noticed at its next write: this heartbeat at the latest
+SOAK_SETTLE_SECONDS = 2 * SOAK_HEARTBEAT_SECONDS + 2
+
+
+def section_soak(quick, seconds=None):
+    """Mixed traffic on loopback for a configured time, sampling the server's RSS and open descriptors every second."""
+    import http.client
+    import json as json_module
+    import random
+    import threading
+
+    seconds = seconds or (SOAK_QUICK_SECONDS if quick else 300)
+    warm_up = max(5.0, seconds * 0.2)
+    rss_bound_mib = SOAK_SESSIONS * 1 + SOAK_RSS_SLACK_MIB
+    port = free_port()
+    with Server(demo_command(port, {"HEARTBEAT_SECONDS": SOAK_HEARTBEAT_SECONDS}), port) as server:
+        pid = server.process.pid
+
+        def rss_kib():
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+            return 0
+
+        def descriptors():
+            return len(os.listdir(f"/proc/{pid}/fd"))
+
+        time.sleep(0.5)
+        start_rss, start_descriptors = rss_kib(), descriptors()
+        samples = []  # (seconds since start, RSS KiB, descriptors)
+        lock = threading.Lock()
+        counts = {}      # kind → requests answered as expected
+        errors = {}      # kind → unexpected answers or broken connections
+        error_examples = []
+        stop = threading.Event()
+        began = time.perf_counter()
+
+        def record(kind, ok, detail=""):
+            with lock:
+                table = counts if ok else errors
+                table[kind] = table.get(kind, 0) + 1
+                if not ok and len(error_examples) < 5:
+                    error_examples.append(f"{kind}: {detail}")
+
+        def new_session(connection):
+            connection.request("POST", "/api/sessions", body=json_module.dumps({"unit": "counters"}),
+                               headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            payload = response.read()
+            return json_module.loads(payload)["session"] if response.status == 201 else None
+
+        setup = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        sessions = [new_session(setup) for _ in range(SOAK_SESSIONS)]
+        setup.close()
+        if None in sessions:
+            raise RuntimeError("the soak could not create its sessions")
+
+        def sampler():
+            while not stop.is_set():
+                samples.append((time.perf_counter() - began, rss_kib(), descriptors()))
+                stop.wait(1.0)
+
+        def open_stream(session, last_event_id):
+            stream = socket.create_connection(("127.0.0.1", port), timeout=5)
+            extra = f"Last-Event-ID: {last_event_id}\r\n" if last_event_id is not None else ""
+            stream.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Session-ID: {session}\r\n{extra}\r\n".encode())
+            received = b""
+            while b"\r\n\r\n" not in received or (received.startswith(b"HTTP/1.1 200") and b"retry: 2000" not in received):
+                chunk = stream.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+            return stream, received
+
+        def worker(seed):
+            chooser = random.Random(seed)
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            streams = []
+            last_keyed = None  # (session, key, body) of the last action sent with an Idempotency-Key
+
+            def call(method, path, body=None, headers=None):
+                nonlocal connection
+                try:
+                    connection.request(method, path, body=body, headers=headers or {})
+                    response = connection.getresponse()
+                    return response.status, response.read(), response.getheader("Idempotent-Replayed")
+                except (OSError, http.client.HTTPException):
+                    connection.close()
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                    raise
+
+            def expect(kind, outcome, statuses, session=None):
+                status = outcome[0]
+                if status in statuses:
+                    record(kind, True)
+                elif 400 <= status < 500 and session is not None and session not in sessions:
+                    # Another worker deleted it meanwhile: 404 unknown_session, or 409 page_not_bound when the
+                    # request found the session just before the delete released its pages.
+                    record("raced a deleted session", True)
+                else:
+                    record(kind, False, f"status {status}: {outcome[1][:160]!r}")
+
+            kinds = ["page read", "action", "keyed action", "stream", "new session", "bad request"]
+            weights = [30, 30, 15, 8, 4, 13]
+            while not stop.is_set():
+                kind = chooser.choices(kinds, weights)[0]
+                session = chooser.choice(sessions)
+                headers = {"X-Session-ID": session, "Content-Type": "application/json"}
+                try:
+                    if kind == "page read":
+                        unit = chooser.choice(["counters", "greeting"])
+                        expect(kind, call("GET", f"/api/pages/{unit}", headers=headers), {200}, session)
+                    elif kind == "action":
+                        body = json_module.dumps({"action": "increment", "value": chooser.randint(1, 10)})
+                        expect(kind, call("POST", "/api/pages/counters/actions", body, headers), {200}, session)
+                    elif kind == "keyed action":
+                        if last_keyed and chooser.random() < 0.4 and last_keyed[0] in sessions:
+                            keyed_session, key, body = last_keyed  # a retry: must be replayed
+                        else:
+                            keyed_session, key = session, f"soak-{seed}-{chooser.getrandbits(64):x}"
+                            body = json_module.dumps({"action": "increment", "value": chooser.randint(1, 10)})
+                            last_keyed = (keyed_session, key, body)
+                        outcome = call("POST", "/api/pages/counters/actions", body,
+                                       {"X-Session-ID": keyed_session, "Idempotency-Key": key})
+                        expect(kind, outcome, {200}, keyed_session)
+                    elif kind == "stream":
+                        if len(streams) >= SOAK_STREAMS_PER_WORKER or (streams and chooser.random() < 0.5):
+                            streams.pop(chooser.randrange(len(streams))).close()
+                            record("stream closed", True)
+                        else:
+                            stream, head = open_stream(session, chooser.choice([None, 0, 10 ** 20]))
+                            if head.startswith(b"HTTP/1.1 200") and b"retry: 2000" in head:
+                                streams.append(stream)
+                                record(kind, True)
+                            elif head.startswith(b"HTTP/1.1 429"):
+                                stream.close()
+                                record("stream refused (limit)", True)
+                            else:
+                                stream.close()
+                                expect(kind, (int(head[9:12] or b"0"), head), set(), session)
+                    elif kind == "new session":
+                        fresh = new_session(connection)
+                        if fresh is None:
+                            record(kind, False, "POST /api/sessions did not answer 201")
+                            continue
+                        with lock:
+                            slot = chooser.randrange(len(sessions))
+                            old, sessions[slot] = sessions[slot], fresh
+                        expect(kind, call("DELETE", "/api/session", headers={"X-Session-ID": old}), {204, 404})
+                    else:
+                        case = chooser.randrange(6)
+                        if case == 0:
+                            outcome = call("POST", "/api/pages/counters/actions", "{not json", headers)
+                        elif case == 1:
+                            outcome = call("POST", "/api/pages/counters/actions", '{"action":"explode"}', headers)
+                        elif case == 2:
+                            outcome = call("POST", "/api/pages/counters/actions", '{"action":"increment","value":1,"rev":0.5}', headers)
+                        elif case == 3:
+                            outcome = call("GET", "/api/events", headers={"X-Session-ID": session, "Last-Event-ID": "-3"})
+                        elif case == 4:
+                            outcome = call("GET", "/api/pages/%zz", headers=headers)
+                        else:
+                            outcome = call("GET", "/api/pages/counters", headers={"X-Session-ID": "not-a-session"})
+                        expect(kind, outcome, set(range(400, 500)))
+                except (OSError, http.client.HTTPException, ValueError) as error:
+                    record(kind, False, repr(error))
+            for stream in streams:
+                stream.close()
+            connection.close()
+
+        threads = [threading.Thread(target=sampler, daemon=True)]
+        threads += [threading.Thread(target=worker, args=(seed,), daemon=True) for seed in range(SOAK_WORKERS)]
+        for thread in threads:
+            thread.start()
+        time.sleep(warm_up)
+        warm_rss = rss_kib()
+        time.sleep(max(0.0, seconds - warm_up))
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+        traffic_seconds = time.perf_counter() - began
+        # Every client socket is closed now; the server drops a closed stream at its next write (a heartbeat at the
+        # latest). Wait until it is back at its starting count, or the settling time is up.
+        settle_began = time.perf_counter()
+        end_descriptors = descriptors()
+        while end_descriptors > start_descriptors and time.perf_counter() - settle_began < SOAK_SETTLE_SECONDS:
+            time.sleep(0.5)
+            end_descriptors = descriptors()
+        settle_seconds = time.perf_counter() - settle_began
+        end_rss = rss_kib()
+        samples.append((time.perf_counter() - began, end_rss, end_descriptors))
+    peak_rss = max(sample[1] for sample in samples)
+    peak_descriptors = max(sample[2] for sample in samples)
+    answered = sum(counts.values())
+    failed = sum(errors.values())
+    growth_mib = (end_rss - warm_rss) / 1024
+    failures = []
+    if end_descriptors > start_descriptors + SOAK_DESCRIPTOR_SLACK:
+        failures.append(f"soak: {end_descriptors} descriptors open after the traffic and {settle_seconds:.0f} s of settling, "
+                        f"{start_descriptors} at the start (slack {SOAK_DESCRIPTOR_SLACK}): a descriptor leak")
+    if growth_mib > rss_bound_mib:
+        failures.append(f"soak: RSS grew {growth_mib:.1f} MiB after the warm-up, above the {rss_bound_mib} MiB bound")
+    if failed:
+        failures.append(f"soak: {failed} unexpected answers or broken connections, e.g. {error_examples}")
+    mib = lambda kib: f"{kib / 1024:,.1f} MiB"  # noqa: E731
+    table = [
+        "| figure | measured | bound |",
+        "|---|---:|---:|",
+        f"| traffic | {traffic_seconds:,.0f} s, {answered + failed:,} requests ({(answered + failed) / traffic_seconds:,.0f}/s) | |",
+        f"| RSS start → after {warm_up:.0f} s warm-up → peak → end | {mib(start_rss)} → {mib(warm_rss)} → {mib(peak_rss)} → {mib(end_rss)} | |",
+        f"| RSS growth after the warm-up | {growth_mib:+.1f} MiB | ≤ {rss_bound_mib} MiB |",
+        f"| descriptors start → peak → end (after {settle_seconds:.1f} s settling) | {start_descriptors} → {peak_descriptors} → {end_descriptors} | end ≤ start + {SOAK_DESCRIPTOR_SLACK} |",
+        f"| unexpected answers or broken connections | {failed:,} | 0 |",
+        *[f"| {kind} | {count:,} | |" for kind, count in sorted(counts.items())],
+    ]
+    method = (f"Release `mvvmr-demo` with its defaults but `HEARTBEAT_SECONDS={SOAK_HEARTBEAT_SECONDS}` (so closed streams "
+              f"are noticed sooner). {SOAK_WORKERS} Python threads, each on one keep-alive "
+              f"connection from 127.0.0.1, send for {seconds} s a random mix over {SOAK_SESSIONS} counters sessions: page "
+              "reads (counters, greeting), `increment` actions, actions with an `Idempotency-Key` (40 % of them retries "
+              f"of the thread's last key, which must be replayed), SSE streams (up to {SOAK_STREAMS_PER_WORKER} open per "
+              "thread, opened without, with `0` and with a 20-digit `Last-Event-ID`, closed at random), new sessions "
+              "(each replaces one of the set and deletes it, so the set stays the same size) and bad requests (broken "
+              "JSON, unknown action, fractional `rev`, negative `Last-Event-ID`, bad escape, unknown session), each "
+              "checked for its expected status. RSS (`VmRSS`) and descriptors (`/proc/PID/fd`) are sampled every second. "
+              f"Bounds (`--quick` fails beyond them): descriptors after the streams closed and at most "
+              f"{SOAK_SETTLE_SECONDS} s of settling (a closed stream is noticed at its next write, the heartbeat at "
+              f"the latest) within {SOAK_DESCRIPTOR_SLACK} of the start; RSS growth after the warm-up within "
+              f"{SOAK_SESSIONS} sessions × 1 MiB (MAX_SESSION_BYTES) + {SOAK_RSS_SLACK_MIB} MiB of allocator slack; no "
+              "unexpected answer.")
+    return "soak", "Soak", method, table, None, failures
+
+
 # Instruction budgets (section_callgrind). Counts per request repeat within 0.4 % from run to run on a busy machine
 # (eight runs, 2026-11-30: listener and page read within 0.06 %, the action within 0.35 %), so the tolerance is not
 # there for noise: 10 % is some 30 times the widest spread; it lets small changes through and stops a real regression.
@@ -965,10 +1208,12 @@ SECTIONS = {
     "fanout": section_fanout,
     "stream-memory": section_stream_memory,
     "callgrind": section_callgrind,
+    "soak": section_soak,
 }
 # What `--quick` runs when no section is named: the ratio sections and the instruction budgets. memory, startup and
 # fanout have no floor to check, and startup needs a second release build (static stdlib).
-QUICK_SECTIONS = ["listener", "page-read", "action", "patch", "callgrind"]
+# soak runs short (SOAK_QUICK_SECONDS) and fails on a descriptor leak or memory growth.
+QUICK_SECTIONS = ["listener", "page-read", "action", "patch", "callgrind", "soak"]
 
 
 def machine_description():
@@ -1022,6 +1267,8 @@ def main():
                              "floors and the instruction budgets; write nothing")
     parser.add_argument("--record-budgets", action="store_true",
                         help="with the callgrind section: write the measured counts to Benchmarks/budgets.json")
+    parser.add_argument("--soak-seconds", type=int, default=None,
+                        help=f"how long the soak section sends traffic (default 300, {SOAK_QUICK_SECONDS} with --quick)")
     arguments = parser.parse_args()
     unknown = [name for name in arguments.sections if name not in SECTIONS]
     if unknown:
@@ -1036,6 +1283,8 @@ def main():
         log(f"== {key}")
         if key == "callgrind":
             result = section_callgrind(arguments.quick, record=arguments.record_budgets)
+        elif key == "soak":
+            result = section_soak(arguments.quick, arguments.soak_seconds)
         else:
             result = SECTIONS[key](arguments.quick)
         key, title, method, table, ratio = result[:5]

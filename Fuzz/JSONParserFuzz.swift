@@ -9,7 +9,8 @@
 // - a value equals itself and hashes like its re-parsed copy;
 // - diff(value, reparsed) is empty, and applying diff(a, b) to a gives b for a derived pair;
 // - if the input is a JSON array, applying it as a patch never crashes (it may throw);
-// - input read as JSON Pointer text that parses prints back to an equal pointer.
+// - input read as JSON Pointer text that parses prints back to an equal pointer;
+// - a double's intValue, when it has one, is exactly the double, strictly between -2^63 and 2^63.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -24,6 +25,11 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     guard let value = try? JSONValue(parsing: bytes, maxDepth: 64) else {
         // Rejections are fine; deep inputs must be rejected cleanly (checked by not crashing).
         return 0
+    }
+    if case .double(let number) = value, let integer = value.intValue,
+        number <= -9_223_372_036_854_775_808.0 || Double(integer) != number
+    {
+        fuzzFailure("intValue \(integer) is not exactly the double \(number)", value.jsonBytes)
     }
     let encoded = value.jsonBytes
     guard let reparsed = try? JSONValue(parsing: encoded, maxDepth: 64) else {

@@ -46,7 +46,7 @@ stage "system tests: protocol, browser, shutdown (pytest)" python3 -m pytest -q 
 stage "API schema: schemathesis against /api/openapi.json" scripts/check-api-schema.sh
 stage "container runtime check (debootstrap)" scripts/check-runtime-image.sh
 if [ -x Fuzz/run.sh ]; then
-  stage "JSON parser fuzzing (20 s)" Fuzz/run.sh 20
+  stage "fuzzing: JSON parser, request fields, request target (3 targets x 25 s)" Fuzz/run.sh 25
 fi
 stage "quick benchmarks: ratio floors, instruction budgets (release build)" python3 Benchmarks/run.py --quick
 echo "all test stages passed in $(( $(date +%s) - started )) s"

@@ -5,11 +5,16 @@ extension JSONValue {
         return nil
     }
 
-    /// The integer, if this is ``int(_:)`` or a ``double(_:)`` holding an integral value that fits in `Int`.
+    /// The integer, if this is ``int(_:)`` or a ``double(_:)`` holding a whole number strictly between
+    /// −2^63 and 2^63.
+    ///
+    /// The double −2^63 is refused although `Int.min` equals it: it is what every integer text from about
+    /// −2^63 − 1024 to −2^63 parses to, so `-9223372036854775809` would otherwise read as `Int.min` while
+    /// `9223372036854775808` (which parses to 2^63) is refused. `Int.min` written as an integer is ``int(_:)``.
     public var intValue: Int? {
         switch self {
         case .int(let value): return value
-        case .double(let value): return JSONValue.exactInteger(value)
+        case .double(let value) where value > -9_223_372_036_854_775_808.0: return JSONValue.exactInteger(value)
         default: return nil
         }
     }

@@ -294,18 +294,14 @@ extension PageServer {
         let key = try idempotencyKey(request)
         let session = try session(for: request)
         let body = try parseJSONBody(request, allowEmpty: false)
-        guard case .object(let fields) = body else { throw .invalidRequest("The body must be a JSON object with an 'action'.") }
-        guard case .string(let action)? = fields["action"] else { throw .invalidRequest("'action' (a string) is required.") }
-        let value = fields["value"] ?? .null
-        try requireValueWithinLimit(value, bodyBytes: request.body.count)
-        var clientRevision: Int?
-        switch fields["rev"] {
-        case nil, .null?: clientRevision = nil
-        case .int(let rev)?: clientRevision = rev
-        case .double(let rev)? where rev == rev.rounded() && abs(rev) < 1e15: clientRevision = Int(rev)
-        default: throw .invalidRequest("'rev' must be a whole number.")
+        let fields: ActionRequestFields
+        do throws(RequestFieldError) {
+            fields = try RequestParsing.actionFields(of: body)
+        } catch {
+            throw .invalidRequest(error.message)
         }
-        if let clientRevision, clientRevision < 0 { throw .invalidRequest("'rev' must not be negative.") }
+        let (action, value, clientRevision) = (fields.action, fields.value, fields.clientRevision)
+        try requireValueWithinLimit(value, bodyBytes: request.body.count)
 
         let perform = { (keyed: Bool) throws(ProtocolError) -> ActionOutcome in
             try session.requireRoomToGrow(droppingExpiredResponses: !keyed)
@@ -475,12 +471,14 @@ extension PageServer {
     }
 
     /// A `Last-Event-ID` (header or query): absent or empty is none; anything else must be a whole number ≥ 0.
+    /// A `Last-Event-ID` (header or query), read by ``RequestParsing/lastEventID(_:)``; `nil` when absent or empty.
     private func eventIdentifier(_ text: String?) throws(ProtocolError) -> Int? {
-        guard let text, !text.isEmpty else { return nil }
-        guard let value = Int(text.trimmingSpaces), value >= 0 else {
-            throw .invalidRequest("Last-Event-ID must be a non-negative whole number.")
+        guard let text else { return nil }
+        do throws(RequestFieldError) {
+            return try RequestParsing.lastEventID(text)
+        } catch {
+            throw .invalidRequest(error.message)
         }
-        return value
     }
 
     // MARK: - Files

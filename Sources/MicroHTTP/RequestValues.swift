@@ -17,7 +17,8 @@ struct RequestValues {
         self.init(packed: Self.packed(connection))
     }
 
-    /// Decodes values already packed (``packed(_:)``): the header fields stay in the packing.
+    /// Decodes values already packed (``packed(_:)``, or any bytes in that form: tests and the fuzzer in Fuzz/
+    /// give it their own): the header fields stay in the packing.
     init(packed values: PackedValues) {
         headers = HTTPHeaders(packed: values)
         values.forEachEntry { entry in

@@ -24,13 +24,9 @@ extension Int: ActionValue {
     public static var actionValueType: ActionValueType { .int }
     /// Decodes a JSON number without a fraction.
     public init?(actionValue json: JSONValue) {
-        switch json {
-        case .int(let value): self = value
-        case .double(let value):
-            guard let exact = Int(exactly: value) else { return nil }
-            self = exact
-        default: return nil
-        }
+        // One rule for every JSON number read as an Int: JSONValue.intValue's (it refuses both ends alike).
+        guard let exact = json.intValue else { return nil }
+        self = exact
     }
 }
 

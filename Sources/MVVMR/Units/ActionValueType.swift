@@ -24,8 +24,8 @@ public enum ActionValueType: String, Sendable, Hashable, CaseIterable {
         case (.none, .null), (.string, .string), (.bool, .bool), (.object, .object), (.array, .array),
             (.int, .int), (.number, .int), (.number, .double):
             return true
-        case (.int, .double(let number)):
-            return Int(exactly: number) != nil
+        case (.int, .double):
+            return value.intValue != nil
         default:
             return false
         }

@@ -25,7 +25,7 @@ enum OpenAPIDocument {
         let idempotencyKeyHeader: JSONValue = [
             "name": "Idempotency-Key", "in": "header", "required": false,
             "description":
-                "Makes the action exactly-once: a repeat with the same key, unit and body replays the first response.",
+                "Makes the action exactly-once: a repeat with the same key, unit and body replays the first response. At most \(maxIdempotencyKeyBytes) bytes of UTF-8 (`maxLength` counts characters: the same for ASCII keys); longer is 400 `invalid_idempotency_key`.",
             "schema": ["type": "string", "maxLength": .int(maxIdempotencyKeyBytes)],
         ]
         func errors(_ statuses: [String]) -> JSONObject {
@@ -49,20 +49,22 @@ enum OpenAPIDocument {
                 "content": ["application/json": ["schema": ["$ref": .string("#/components/schemas/\(schema)")]]],
             ]
         }
-        func operation(
-            _ summary: String, _ id: String, parameters: [JSONValue] = [], body: JSONValue? = nil, responses: JSONObject
-        ) -> JSONValue {
-            var object: JSONObject = [
-                "summary": .string(summary), "operationId": .string(id), "responses": .object(responses),
-            ]
-            if !parameters.isEmpty { object["parameters"] = .array(parameters) }
-            if let body { object["requestBody"] = body }
-            return .object(object)
-        }
         func merged(_ first: JSONObject, _ second: JSONObject) -> JSONObject {
             var result = first
             for (key, value) in second { result[key] = value }
             return result
+        }
+        func operation(
+            _ summary: String, _ id: String, parameters: [JSONValue] = [], body: JSONValue? = nil, responses: JSONObject
+        ) -> JSONValue {
+            // Any request's head may be over the header limit: MicroHTTP answers 414 or 431 before routing.
+            var object: JSONObject = [
+                "summary": .string(summary), "operationId": .string(id),
+                "responses": .object(merged(responses, errors(["414", "431"]))),
+            ]
+            if !parameters.isEmpty { object["parameters"] = .array(parameters) }
+            if let body { object["requestBody"] = body }
+            return .object(object)
         }
 
         paths["/api/units"] = [
@@ -204,7 +206,9 @@ enum OpenAPIDocument {
         "413": "`payload_too_large`, `value_too_large` or `session_too_large`.",
         "422":
             "`unknown_action` (`details.allowed` lists the actions), `invalid_value` or `idempotency_key_reused`.",
+        "414": "`uri_too_long`: the request target alone is over `MAX_HEADER_BYTES`; the connection closes.",
         "429": "`rate_limited` (with `Retry-After`), `idempotency_cache_full` or `too_many_streams`.",
+        "431": "`header_fields_too_large`: the header section is over `MAX_HEADER_BYTES`; the connection closes.",
         "500":
             "`internal_error`; `details.reason` says why a page was not built (`binding_failed`, `missing_service`).",
         "503": "`overloaded` or `draining`, with `Retry-After`.",
@@ -254,10 +258,11 @@ enum OpenAPIDocument {
         ]
     }
 
-    /// A `Last-Event-ID`, header or query: a seq (an `Int`), or empty for none; the header wins, but each must be
-    /// well formed.
+    /// A `Last-Event-ID`, header or query: a seq in decimal digits (spaces or tabs around them allowed; any
+    /// number of digits, since one beyond the session's latest seq only asks for snapshots), or empty for none; the
+    /// header wins, but each must be well formed.
     private static let eventIdentifierSchema: JSONValue = [
-        "anyOf": [["type": "integer", "minimum": 0, "maximum": .int(Int.max)], ["type": "string", "maxLength": 0]]
+        "type": "string", "pattern": "^([ \\t]*[0-9]+[ \\t]*)?$",
     ]
 
     /// Route parameters in a body: an object of strings; null is taken as absent.

@@ -1,0 +1,54 @@
+import Testing
+
+@testable import MicroHTTP
+
+/// Cookies and query parameters as RequestValues reads them from the C shim's packing (libmicrohttpd has split
+/// them; MicroHTTP keeps the first cookie of a name and percent-decodes query names and values).
+@Suite struct RequestValuesTests {
+    /// libmicrohttpd's `MHD_COOKIE_KIND` and `MHD_GET_ARGUMENT_KIND`.
+    private static let cookie: UInt8 = 2
+    private static let query: UInt8 = 8
+
+    /// Values packed as the C shim packs them: kind, key length, value length (`nil`: none), key, value.
+    private static func packed(_ values: [(kind: UInt8, key: String, value: String?)]) -> PackedValues {
+        var bytes: [UInt8] = []
+        for value in values {
+            bytes.append(value.kind)
+            withUnsafeBytes(of: UInt32(value.key.utf8.count)) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: value.value.map { UInt32($0.utf8.count) } ?? UInt32.max) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: value.key.utf8)
+            bytes.append(contentsOf: (value.value ?? "").utf8)
+        }
+        return PackedValues(bytes: bytes)
+    }
+
+    @Test func theFirstCookieOfANameWinsAndCookiesAreNotDecoded() {
+        let values = RequestValues(
+            packed: Self.packed([
+                (Self.cookie, "mvvmr_session", "first%20one"), (Self.cookie, "mvvmr_session", "second"),
+                (Self.cookie, "empty", nil), (PackedValues.headerKind, "Host", "h"),
+            ]))
+        #expect(values.cookies == ["mvvmr_session": "first%20one", "empty": ""])
+        #expect(values.headers.fields == [HTTPHeader(name: "Host", value: "h")])
+    }
+
+    @Test func queryParametersAreDecodedInOrderAndUndecodableOnesDropped() {
+        let values = RequestValues(
+            packed: Self.packed([
+                (Self.query, "last%45ventId", "5"), (Self.query, "flag", nil), (Self.query, "bad", "%zz"),
+                (Self.query, "nul", "a%00"), (Self.query, "path", "a%2Fb"), (Self.query, "flag", "again"),
+            ]))
+        #expect(
+            values.query == [
+                QueryItem(name: "lastEventId", value: "5"), QueryItem(name: "flag", value: nil),
+                QueryItem(name: "path", value: "a/b"), QueryItem(name: "flag", value: "again"),
+            ])
+    }
+
+    @Test func aPackingCutInsideAValueKeepsOnlyTheWholeOnes() {
+        let whole = Self.packed([(Self.cookie, "a", "1"), (Self.query, "b", "2")])
+        let cut = RequestValues(packed: PackedValues(bytes: Array(whole.bytes.dropLast())))
+        #expect(cut.cookies == ["a": "1"])
+        #expect(cut.query.isEmpty)
+    }
+}
