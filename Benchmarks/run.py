@@ -1183,9 +1183,10 @@ def section_callgrind(quick, record=False):
     ]
     method = (f"Each server runs alone under `valgrind --tool=callgrind` (release build, `LOG_LEVEL=error`, "
               "`SWIFT_DETERMINISTIC_HASHING=1`, and `GLIBC_TUNABLES` raising glibc's `rep stosb`/`rep movsb` "
-              "thresholds: callgrind counts those one instruction per byte, so libmicrohttpd's clearing of its 32 KiB "
-              "connection pool would otherwise count about 49,000 instructions per request, for every server, and "
-              f"depend on the CPU; with glibc's vector loops it counts about 2,700). The harness sends {CALLGRIND_WARMUP} requests to warm it up, zeroes "
+              "thresholds: callgrind counts those one instruction per byte, so libmicrohttpd's clearing of its "
+              "connection pool (32 KiB, the library's default, for the C server; 12 KiB, MicroHTTP's default, for the "
+              "others) would otherwise count up to about 49,000 instructions per request and depend on the CPU; with "
+              f"glibc's vector loops it counts about 2,700 for 32 KiB). The harness sends {CALLGRIND_WARMUP} requests to warm it up, zeroes "
               f"the counters (`callgrind_control --zero`), sends {CALLGRIND_REQUESTS} requests one after the other on "
               "one keep-alive connection (Python `http.client`, another process, so not counted), dumps the counters "
               "(`callgrind_control --dump`) and divides the dump's total of instructions executed in user space, by "
