@@ -21,6 +21,9 @@ import Synchronization
 /// - **Clients leaving an event stream.** A suspended connection is not polled by the library, so it does not
 ///   see its client go. While an event stream's connection is suspended, its socket sits in this watcher's
 ///   epoll set for `EPOLLRDHUP | EPOLLHUP | EPOLLERR`; a hang-up ends the stream with `.clientDisconnected`.
+/// - **Event streams taken over from the library.** A stream MicroHTTP serves itself (``EventStream``) has its
+///   own socket in this epoll set for as long as it is open: for a hang-up, and for `EPOLLOUT` while bytes are
+///   pending that the kernel's send buffer could not take; this thread then writes them.
 ///
 /// Descriptor numbers are reused as soon as the library closes them, so a descriptor is only touched while the
 /// library cannot have closed it: a connection's between the library's STARTED and CLOSED notifications
@@ -84,6 +87,9 @@ final class ConnectionWatcher: Sendable {
 
     /// Whether connections get request deadlines at all (the library must then report each connection).
     var hasDeadlines: Bool { headerTimeoutMilliseconds > 0 || bodyTimeoutMilliseconds > 0 }
+
+    /// Whether the watching thread runs (event streams can be taken over from the library only then).
+    var isRunning: Bool { state.withLock { $0.running } }
 
     /// Connections cut so far for missing a deadline.
     var connectionsCut: Int { state.withLock { $0.connectionsCut } }
@@ -210,8 +216,19 @@ final class ConnectionWatcher: Sendable {
         }
     }
 
-    /// Stops watching a stream's socket; called before its connection is resumed, so the descriptor is still
-    /// the stream's own.
+    /// Adds or removes `EPOLLOUT` for a watched stream's socket (one the stream owns: called under its lock).
+    func setWritableInterest(_ writable: Bool, token: UInt64, descriptor: Int32) {
+        state.withLock { state in
+            guard state.running, state.streams[token] != nil else { return }
+            var event = epoll_event()
+            event.events = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+            event.data.u64 = token
+            _ = epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
+        }
+    }
+
+    /// Stops watching a stream's socket; called before its connection is resumed (or, for a taken-over stream,
+    /// before its socket is closed), so the descriptor is still the stream's own.
     func unwatch(token: UInt64, descriptor: Int32) {
         state.withLock { state in
             guard state.streams.removeValue(forKey: token) != nil else { return }
@@ -232,14 +249,19 @@ final class ConnectionWatcher: Sendable {
                 epoll_wait(epollDescriptor, buffer.baseAddress, Int32(capacity), tickMilliseconds)
             }
             var stopping = false
-            var departed: [EventStream] = []
+            var ready: [(stream: EventStream, events: UInt32)] = []
             if count > 0 {
-                let tokens = events.prefix(Int(count)).map { $0.data.u64 }
-                stopping = tokens.contains(Self.wakeToken)
-                departed = state.withLock { state in tokens.compactMap { state.streams[$0] } }
+                let received = events.prefix(Int(count)).map { (token: $0.data.u64, events: $0.events) }
+                stopping = received.contains { $0.token == Self.wakeToken }
+                ready = state.withLock { state in
+                    received.compactMap { entry in state.streams[entry.token].map { ($0, entry.events) } }
+                }
             }
-            // Outside the watcher's lock: ending a stream resumes its connection, which unwatches it.
-            for stream in departed { stream.end(.clientDisconnected) }
+            // Outside the watcher's lock: the stream takes its own lock, and ending it unwatches it.
+            let hangUp = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
+            for (stream, events) in ready {
+                stream.socketReady(hangUp: events & hangUp != 0, writable: events & EPOLLOUT.rawValue != 0)
+            }
             if stopping || !state.withLock({ $0.running }) { return }
             if hasDeadlines { cutOverdueConnections() }
         }
