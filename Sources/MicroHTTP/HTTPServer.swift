@@ -149,11 +149,17 @@ public final class HTTPServer: Sendable {
                         uploadDataSize: uploadDataSize, requestSlot: requestSlot)
                 },
                 context,
-                { context, connection, requestSlot, _ in
+                { context, connection, requestSlot, termination in
                     guard let context, let requestSlot, let slot = requestSlot.pointee else { return }
                     requestSlot.pointee = nil
                     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-                    if let connection { server.watcher.responseCompleted(on: connection) }
+                    // Only a completed response leaves the connection open for a next request (and its header
+                    // deadline). Any other end closes it: a taken-over stream's among them, whose socket lives on
+                    // through the stream's duplicate, and must not be cut for a deadline the library's last moments
+                    // would start.
+                    if let connection, termination == .REQUEST_TERMINATED_COMPLETED_OK {
+                        server.watcher.responseCompleted(on: connection)
+                    }
                     server.requestCompleted(Unmanaged<RequestContext>.fromOpaque(slot).takeRetainedValue())
                 },
                 context
