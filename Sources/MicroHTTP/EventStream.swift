@@ -16,7 +16,7 @@ import Locking
 /// ends the stream within moments (not at the next write) and its termination handlers run; the server also
 /// writes a heartbeat comment at its configured interval. A stream whose unsent bytes would exceed its buffer
 /// limit ends too (the client is expected to reconnect with `Last-Event-ID`). Should the socket not be taken
-/// over (a `HEAD` request, no watcher thread), the library serves the stream as a chunked response instead.
+/// over (no watcher thread, no descriptor to spare), the library serves the stream as a chunked response instead.
 ///
 /// ```swift
 /// let stream = EventStream()
@@ -197,11 +197,13 @@ public final class EventStream: Sendable {
 
     /// Serves the stream on `socket`, a duplicate of its connection's descriptor that the stream now owns (and
     /// closes): writes `head` and whatever was sent before, and has `watcher` report the client hanging up
-    /// and, while bytes are pending, the socket becoming writable.
+    /// and, while bytes are pending, the socket becoming writable. With `headOnly` (a `HEAD` request) only the
+    /// head goes out, and the stream is over with ``Termination/neverStarted`` (unless it was closed already).
     /// - Returns: `false`, with nothing changed and `socket` still the caller's, when the watcher cannot watch
     ///   it or the stream was already handed to the library.
     func takeOver(
-        socket: Int32, head: [UInt8], watcher: ConnectionWatcher, unregister: @escaping @Sendable () -> Void
+        socket: Int32, head: [UInt8], headOnly: Bool = false, watcher: ConnectionWatcher,
+        unregister: @escaping @Sendable () -> Void
     ) -> Bool {
         let (taken, ending) = state.withLock { state -> (Bool, Ending?) in
             guard state.finished == nil, state.connection == nil, state.ownSocket < 0 else { return (false, nil) }
@@ -211,8 +213,13 @@ public final class EventStream: Sendable {
             state.watcher = watcher
             state.watchToken = token
             state.unregister = unregister
-            // Nothing was read yet (the library never saw this stream), so the head goes first.
-            state.pending.insert(contentsOf: head, at: 0)
+            if headOnly {
+                state.pending = head
+                state.closing = state.closing ?? .neverStarted
+            } else {
+                // Nothing was read yet (the library never saw this stream), so the head goes first.
+                state.pending.insert(contentsOf: head, at: 0)
+            }
             return (true, Self.writePending(&state))
         }
         ending?.run()

@@ -504,14 +504,17 @@ public final class HTTPServer: Sendable {
     /// The library calls the request complete as it closes its side; the stream counts as a request of its own
     /// (`activeRequests`) until it is over, and against the connection limits, which the library no longer
     /// applies to it.
+    /// A `HEAD` request gets the same head, and the connection closes after it: served by the library, a
+    /// stream's `HEAD` response would be followed by a stray chunked terminator (`0\r\n\r\n`, libmicrohttpd
+    /// 0.9.75), which a client keeping the connection would read as the start of the next response.
     /// - Returns: `.NO` once the stream is taken over; the response to a stream over a limit (`503`
-    ///   `too_many_streams`, `429` `too_many_streams_from_address`); `nil` to let the library serve it (a `HEAD`
-    ///   request, which has no body; no watcher thread; the socket cannot be duplicated; the server stopping).
+    ///   `too_many_streams`, `429` `too_many_streams_from_address`); `nil` to let the library serve it (no
+    ///   watcher thread; the socket cannot be duplicated; the server stopping).
     private func takeOver(
         _ stream: EventStream, response: HTTPResponse, connection: OpaquePointer, context: RequestContext,
         method: UnsafePointer<CChar>
     ) -> MHD_Result? {
-        guard strcmp(method, "HEAD") != 0, watcher.isRunning else { return nil }
+        guard watcher.isRunning else { return nil }
         let descriptor = mvvmr_mhd_connection_fd(connection)
         guard descriptor >= 0 else { return nil }
         let address = Self.remoteIP(of: connection)
@@ -543,7 +546,10 @@ public final class HTTPServer: Sendable {
         let socket = mvvmr_duplicate_socket(descriptor)
         let taken =
             socket >= 0
-            && stream.takeOver(socket: socket, head: Self.streamHead(for: response), watcher: watcher) { [weak self] in
+            && stream.takeOver(
+                socket: socket, head: Self.streamHead(for: response), headOnly: strcmp(method, "HEAD") == 0,
+                watcher: watcher
+            ) { [weak self] in
                 self?.releaseTakenOverStream(key, address: address)
             }
         guard taken else {

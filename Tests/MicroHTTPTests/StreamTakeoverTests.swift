@@ -104,6 +104,29 @@ private func openStream(port: Int) throws -> RawConnection {
         }
     }
 
+    @Test func aHeadRequestForAStreamGetsItsHeadAloneAndTheClose() async throws {
+        let route = StreamRoute()
+        try await withServer(router: route.router()) { server in
+            let port = server.port
+            let (head, after) = try await blocking { () throws -> (RawResponse, CloseObservation) in
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                try connection.send(RawConnection.requestBytes("HEAD", "/events", keepAlive: true))
+                let head = try connection.readResponse(method: "HEAD")
+                return (head, connection.waitForClose())
+            }
+            #expect(head.status == 200)
+            #expect(head.header("Content-Type") == "text/event-stream; charset=utf-8")
+            #expect(head.header("Connection") == "close")
+            // Nothing follows the head: not the welcome event, and not the stray chunked terminator the library
+            // sends after a HEAD response to a stream.
+            #expect(after.closed)
+            #expect(after.bytes.isEmpty, "\(String(decoding: after.bytes, as: UTF8.self))")
+            #expect(await eventually { server.openStreamCount == 0 && server.activeRequestCount == 0 })
+            #expect(route.reasons.value == [.neverStarted])
+        }
+    }
+
     @Test func takenOverStreamsLeaveTheLibrarysConnectionsFreeAndAreHeldToMaxConnections() async throws {
         let route = StreamRoute()
         try await withServer(router: route.router(), configure: { $0.maxConnections = 3 }) { server in
