@@ -43,12 +43,12 @@ extension HTTPServer {
 }
 
 extension HTTPError {
-    /// 503 `too_many_streams`: as many event streams as `maxConnections` are open; `details.limit`.
+    /// 503 `stream_capacity_reached`: as many event streams as `maxConnections` are open; `details.limit`.
     /// - Parameter limit: the limit.
     /// - Returns: the error.
-    static func tooManyStreams(limit: Int) -> HTTPError {
+    static func streamCapacityReached(limit: Int) -> HTTPError {
         HTTPError(
-            status: 503, code: "too_many_streams", message: "The server holds as many event streams as it allows; retry later.",
+            status: 503, code: "stream_capacity_reached", message: "The server holds as many event streams as it allows; retry later.",
             detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8), headers: ["Retry-After": "5"])
     }
 

@@ -523,7 +523,7 @@ public final class HTTPServer: Sendable {
         let limitPerAddress = configuration.maxConnectionsPerIP
         let admission = lifecycle.withLock { state -> StreamAdmission in
             guard state.phase == .running else { return .leftToTheLibrary }
-            guard state.takenOverStreams < limit else { return .refused(.tooManyStreams(limit: limit)) }
+            guard state.takenOverStreams < limit else { return .refused(.streamCapacityReached(limit: limit)) }
             let fromAddress = state.takenOverStreamsByAddress[address, default: 0]
             if limitPerAddress > 0 && fromAddress >= limitPerAddress {
                 return .refused(.tooManyStreamsFromAddress(limit: limitPerAddress))

@@ -149,7 +149,7 @@ private func openStream(port: Int) throws -> RawConnection {
             #expect(ping.text == "pong")
             #expect(refused.status == 503)
             #expect(refused.header("Content-Type") == "application/json")
-            #expect(refused.text.contains(#""code":"too_many_streams""#))
+            #expect(refused.text.contains(#""code":"stream_capacity_reached""#))
             #expect(refused.text.contains(#""limit":3"#))
             #expect(route.reasons.value == [.neverStarted])
             #expect(server.openStreamCount == 3)
