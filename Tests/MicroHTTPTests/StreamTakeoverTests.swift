@@ -52,6 +52,15 @@ private func openDescriptorCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
 }
 
+/// This process's resident memory in bytes (`VmRSS`), or -1.
+private func residentBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kibibytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return -1 }
+    return kibibytes * 1024
+}
+
 /// A stream request on a new connection, kept alive (so that only the server can end it by closing).
 private func openStream(port: Int) throws -> RawConnection {
     let connection = try RawConnection(port: port)
@@ -273,6 +282,42 @@ private func openStream(port: Int) throws -> RawConnection {
             #expect(server.openStreamCount == 0)
             #expect(server.activeRequestCount == 0)
             #expect(!stalled.send(data: "after the stop"))
+        }
+    }
+
+    /// With a 64 KiB header limit each connection the library holds has a 68 KiB pool, all of it resident; a stream
+    /// no longer keeps one.
+    @Test func anIdleStreamHoldsUnder8KiBEvenWithA64KiBHeaderLimit() async throws {
+        let route = StreamRoute()
+        try await withServer(
+            router: route.router(), exclusive: true,
+            configure: {
+                $0.maxHeaderBytes = 64 * 1024
+                $0.maxConnectionsPerIP = 0
+            }
+        ) { server in
+            let port = server.port
+            let count = 300
+            let open = { @Sendable () throws -> [EventStreamClient] in
+                try (0..<count).map { _ in
+                    let client = try EventStreamClient(port: port, target: "/events")
+                    _ = try client.nextEvent()
+                    return client
+                }
+            }
+            // Warm up (allocator arenas, the tables' capacity), and let those streams go again.
+            for client in try await blocking(open) { client.connection.close() }
+            #expect(await eventually { server.openStreamCount == 0 })
+            route.streams.value = []
+            try await Task.sleep(for: .milliseconds(300))
+            let before = residentBytes()
+            let clients = try await blocking(open)
+            defer { for client in clients { client.connection.close() } }
+            #expect(await eventually { server.openStreamCount == count })
+            try await Task.sleep(for: .milliseconds(300))  // every connection the library had is cleaned up
+            let perStream = (residentBytes() - before) / count
+            #expect(before > 0)
+            #expect(perStream < 8 * 1024, "\(perStream) bytes of RSS per idle stream")
         }
     }
 
