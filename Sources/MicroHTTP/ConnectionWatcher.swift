@@ -27,8 +27,9 @@ import Synchronization
 ///
 /// Descriptor numbers are reused as soon as the library closes them, so a descriptor is only touched while the
 /// library cannot have closed it: a connection's between the library's STARTED and CLOSED notifications
-/// (and under the same lock as their bookkeeping), a stream's while its connection is suspended. Events are
-/// keyed by a token per watched stream, never by the descriptor.
+/// (and under the same lock as their bookkeeping), a stream's while its connection is suspended, and a taken-over
+/// stream's own descriptor (not the library's) until the stream closes it, which it does after unwatching it.
+/// Events are keyed by a token per watched stream, never by the descriptor.
 ///
 /// The per-request bookkeeping is kept off any shared lock: each connection's record hangs from the library's
 /// socket context, and a request only stores its deadline into the record's atomic (milliseconds on the coarse

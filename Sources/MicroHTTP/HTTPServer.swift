@@ -107,7 +107,8 @@ public final class HTTPServer: Sendable {
             throw error
         }
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
-        Self.raiseDescriptorLimit(toHold: configuration.maxConnections)
+        // The library's connections, and as many event streams on descriptors of their own.
+        Self.raiseDescriptorLimit(toHold: 2 * min(max(0, configuration.maxConnections), Int.max / 4))
         // Without the watcher the server still works, only without request deadlines and with departed
         // stream clients noticed at the next heartbeat.
         let watching = watcher.start()
@@ -241,8 +242,9 @@ public final class HTTPServer: Sendable {
     }
 
     /// Raises the process's soft limit on open descriptors (never past the hard limit) so that it can hold
-    /// `connections` connections plus some for files and the server's own use: a default soft limit of 1024
-    /// would otherwise make accepting fail far below ``HTTPServerConfiguration/maxConnections``.
+    /// `connections` descriptors for connections plus some for files and the server's own use: a default soft
+    /// limit of 1024 would otherwise make accepting fail far below ``HTTPServerConfiguration/maxConnections``.
+    /// (Should it still run out, a stream that cannot get a descriptor of its own is left to the library.)
     private static func raiseDescriptorLimit(toHold connections: Int) {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
