@@ -222,7 +222,8 @@ final class ConnectionWatcher: Sendable {
         state.withLock { state in
             guard state.running, state.streams[token] != nil else { return }
             var event = epoll_event()
-            event.events = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+            event.events =
+                EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | (writable ? EPOLLOUT.rawValue : 0)
             event.data.u64 = token
             _ = epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
         }

@@ -21,7 +21,8 @@ extension HTTPServer {
             let name = field.name.utf8
             let value = field.value.utf8
             guard !name.isEmpty, !owned.contains(field.name.lowercased()),
-                !name.contains(where: { $0 == 13 || $0 == 10 || $0 == 58 }), !value.contains(where: { $0 == 13 || $0 == 10 })
+                !name.contains(where: { $0 == 13 || $0 == 10 || $0 == 58 }),
+                !value.contains(where: { $0 == 13 || $0 == 10 })
             else { continue }
             head.append(contentsOf: name)
             head.append(contentsOf: ": ".utf8)
@@ -48,7 +49,8 @@ extension HTTPError {
     /// - Returns: the error.
     static func streamCapacityReached(limit: Int) -> HTTPError {
         HTTPError(
-            status: 503, code: "stream_capacity_reached", message: "The server holds as many event streams as it allows; retry later.",
+            status: 503, code: "stream_capacity_reached",
+            message: "The server holds as many event streams as it allows; retry later.",
             detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8), headers: ["Retry-After": "5"])
     }
 

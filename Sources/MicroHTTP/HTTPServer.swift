@@ -436,7 +436,9 @@ public final class HTTPServer: Sendable {
                     buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .stream(let stream):
-            if let method, let result = takeOver(stream, response: response, connection: connection, context: context, method: method) {
+            if let method,
+                let result = takeOver(stream, response: response, connection: connection, context: context, method: method)
+            {
                 return result
             }
             let retained = Unmanaged.passRetained(stream)

@@ -36,7 +36,9 @@ private struct StreamRoute: Sendable {
 private func bytesUntilClose(_ connection: RawConnection, timeout: Duration = .seconds(10)) throws -> [UInt8] {
     let deadline = ContinuousClock.now + timeout
     var received: [UInt8] = []
-    while ContinuousClock.now < deadline, let bytes = try connection.readUntilClose(timeout: deadline - ContinuousClock.now) {
+    while ContinuousClock.now < deadline,
+        let bytes = try connection.readUntilClose(timeout: deadline - ContinuousClock.now)
+    {
         received.append(contentsOf: bytes)
     }
     return received
@@ -64,20 +66,24 @@ private func residentBytes() -> Int {
 /// A stream request on a new connection, kept alive (so that only the server can end it by closing).
 private func openStream(port: Int) throws -> RawConnection {
     let connection = try RawConnection(port: port)
-    try connection.send(RawConnection.requestBytes("GET", "/events", headers: [("Accept", "text/event-stream")], keepAlive: true))
+    try connection.send(
+        RawConnection.requestBytes("GET", "/events", headers: [("Accept", "text/event-stream")], keepAlive: true))
     return connection
 }
 
 @Suite(.tags(.concurrency)) struct StreamTakeoverConcurrencyTests {
     @Test func aStreamOnTheWireIsItsHeadOnceThenItsEventsAndHeartbeatsUntilTheClose() async throws {
         let route = StreamRoute()
-        try await withServer(router: route.router(), configure: { $0.heartbeatInterval = .milliseconds(100) }) { server in
+        try await withServer(router: route.router(), configure: { $0.heartbeatInterval = .milliseconds(100) }) {
+            server in
             let port = server.port
-            let reader = Task { try await blocking { () throws -> [UInt8] in
-                let connection = try openStream(port: port)
-                defer { connection.close() }
-                return try bytesUntilClose(connection)
-            } }
+            let reader = Task {
+                try await blocking { () throws -> [UInt8] in
+                    let connection = try openStream(port: port)
+                    defer { connection.close() }
+                    return try bytesUntilClose(connection)
+                }
+            }
             #expect(await eventually { route.streams.value.count == 1 })
             let stream = try #require(route.streams.value.first)
             try await Task.sleep(for: .milliseconds(350))  // a few heartbeats while idle
@@ -94,7 +100,10 @@ private func openStream(port: Int) throws -> RawConnection {
                 let name = line.prefix { $0 != ":" }
                 return (name.lowercased(), String(line.dropFirst(name.count + 1).drop { $0 == " " }))
             }
-            #expect(fields.map(\.0).sorted() == ["cache-control", "connection", "content-type", "date", "x-accel-buffering"])
+            #expect(
+                fields.map(\.0).sorted() == [
+                    "cache-control", "connection", "content-type", "date", "x-accel-buffering",
+                ])
             let values = Dictionary(fields, uniquingKeysWith: { first, _ in first })
             #expect(values["content-type"] == "text/event-stream; charset=utf-8")
             #expect(values["cache-control"] == "no-cache, no-store")
@@ -152,8 +161,10 @@ private func openStream(port: Int) throws -> RawConnection {
             // Three streams, and the library, whose limit is three connections, still takes requests: it let
             // go of the streams' connections.
             let (ping, refused) = try await blocking { () throws -> (RawResponse, RawResponse) in
-                (try RawHTTP.request(port: port, "GET", "/ping", timeout: .seconds(3)),
-                 try RawHTTP.request(port: port, "GET", "/events", timeout: .seconds(3)))
+                (
+                    try RawHTTP.request(port: port, "GET", "/ping", timeout: .seconds(3)),
+                    try RawHTTP.request(port: port, "GET", "/events", timeout: .seconds(3))
+                )
             }
             #expect(ping.text == "pong")
             #expect(refused.status == 503)
@@ -190,8 +201,10 @@ private func openStream(port: Int) throws -> RawConnection {
             // The library counts two connections per address at most and holds none of the streams' now: a
             // request is answered, a third stream is refused by MicroHTTP with JSON.
             let (ping, refused) = try await blocking { () throws -> (RawResponse, RawResponse) in
-                (try RawHTTP.request(port: port, "GET", "/ping", timeout: .seconds(3)),
-                 try RawHTTP.request(port: port, "GET", "/events", timeout: .seconds(3)))
+                (
+                    try RawHTTP.request(port: port, "GET", "/ping", timeout: .seconds(3)),
+                    try RawHTTP.request(port: port, "GET", "/events", timeout: .seconds(3))
+                )
             }
             #expect(ping.text == "pong")
             #expect(refused.status == 429)
@@ -232,7 +245,9 @@ private func openStream(port: Int) throws -> RawConnection {
             #expect(!stream.send(data: "more"))
             #expect(await eventually { server.openStreamCount == 0 && server.activeRequestCount == 0 })
             // What the kernel had taken still arrives, then the close.
-            let blocks = try await blocking { () throws -> [ReceivedBlock] in try client.readToEnd(timeout: .seconds(10)) }
+            let blocks = try await blocking { () throws -> [ReceivedBlock] in
+                try client.readToEnd(timeout: .seconds(10))
+            }
             #expect(client.ended)
             #expect(blocks.first?.data == "welcome")
             #expect(blocks.count > 2)
@@ -262,9 +277,11 @@ private func openStream(port: Int) throws -> RawConnection {
             for _ in 0..<256 { stalled.send(data: chunk) }
             for stream in streams.dropLast() { stream.send(event: "bye", data: "last words") }
             let readers = clients.dropLast().map { client in
-                Task { try await blocking { () throws -> ([String?], Bool) in
-                    (try client.readToEnd().map(\.data), client.ended)
-                } }
+                Task {
+                    try await blocking { () throws -> ([String?], Bool) in
+                        (try client.readToEnd().map(\.data), client.ended)
+                    }
+                }
             }
             let took = await blocking { () -> Duration in
                 let start = ContinuousClock.now
@@ -343,9 +360,11 @@ private func openStream(port: Int) throws -> RawConnection {
             // Every way a stream ends, at once, with requests arriving meanwhile: a descriptor closed twice would
             // hit another connection (the library reuses a freed number at its next accept).
             let streams = route.streams.value
-            let pings = Task { try await blocking { () throws -> [String] in
-                try (0..<50).map { _ in try RawHTTP.request(port: port, "GET", "/ping").text }
-            } }
+            let pings = Task {
+                try await blocking { () throws -> [String] in
+                    try (0..<50).map { _ in try RawHTTP.request(port: port, "GET", "/ping").text }
+                }
+            }
             for (index, client) in clients.enumerated() {
                 switch index % 4 {
                 case 0: client.connection.close()
@@ -363,7 +382,8 @@ private func openStream(port: Int) throws -> RawConnection {
             #expect(ends == 100)
             for client in clients { client.connection.close() }
             #expect(await eventually { server.openStreamCount == 0 && server.activeRequestCount == 0 })
-            #expect(await eventually { openDescriptorCount() == before }, "\(openDescriptorCount()) open, \(before) before")
+            #expect(
+                await eventually { openDescriptorCount() == before }, "\(openDescriptorCount()) open, \(before) before")
             #expect(route.reasons.value.count == 200)
         }
     }
