@@ -122,6 +122,44 @@ private func openStream(port: Int) throws -> RawConnection {
         }
     }
 
+    /// The library calls back for a resumed connection from another path than for a fresh request; the takeover
+    /// works from both.
+    @Test func aStreamFromAnAsynchronousHandlerIsTakenOverToo() async throws {
+        let reasons = Box<[EventStream.Termination]>([])
+        let streams = Box<[EventStream]>([])
+        var router = HTTPRouter()
+        router.add(
+            "GET", "/events",
+            .asynchronous { _ in
+                try await Task.sleep(for: .milliseconds(50))
+                let stream = EventStream()
+                stream.send(data: "from a task")
+                stream.onTermination { reason in reasons.update { $0.append(reason) } }
+                streams.update { $0.append(stream) }
+                return .eventStream(stream)
+            })
+        try await withServer(router: router) { server in
+            let port = server.port
+            let reader = Task {
+                try await blocking { () throws -> (ResponseHead, [ReceivedBlock], Bool) in
+                    let client = try EventStreamClient(port: port, target: "/events")
+                    defer { client.connection.close() }
+                    return (client.head, try client.readToEnd(), client.ended)
+                }
+            }
+            #expect(await eventually { streams.value.count == 1 })
+            #expect(await eventually { server.openStreamCount == 1 })
+            streams.value.first?.close()
+            let (head, blocks, ended) = try await reader.value
+            #expect(head.header("Connection") == "close")
+            #expect(head.header("Transfer-Encoding") == nil)
+            #expect(blocks.map(\.data) == ["from a task"])
+            #expect(ended)
+            #expect(await eventually { server.openStreamCount == 0 && server.activeRequestCount == 0 })
+            #expect(reasons.value == [.closedByServer])
+        }
+    }
+
     @Test func aHeadRequestForAStreamGetsItsHeadAloneAndTheClose() async throws {
         let route = StreamRoute()
         try await withServer(router: route.router()) { server in
