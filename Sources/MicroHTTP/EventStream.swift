@@ -62,6 +62,9 @@ public final class EventStream: Sendable {
         /// Whether the watcher also waits for `ownSocket` to become writable: the kernel took only part of
         /// `pending`, and the rest goes out from the watcher's thread.
         var awaitingWritable = false
+        /// When the client last took bytes while `awaitingWritable` (or the wait began), in milliseconds of
+        /// `ConnectionWatcher.nowMilliseconds()`.
+        var lastWriteProgress: UInt64 = 0
     }
 
     /// What is left to do, outside the lock, once a taken-over stream is over.
@@ -253,6 +256,20 @@ public final class EventStream: Sendable {
         ending?.run()
     }
 
+    /// The watcher's tick: ends the stream (`.clientDisconnected`, unless it was ending already) when bytes have
+    /// been pending for `timeoutMilliseconds` without its client taking any. The library's inactivity timeout did
+    /// the same for the streams it served, so a client that stops reading does not hold its buffer for as long as
+    /// the heartbeats alone would take to fill it.
+    func endIfStalled(now: UInt64, timeoutMilliseconds: UInt64) {
+        let ending = state.withLock { state -> Ending? in
+            guard state.ownSocket >= 0, state.awaitingWritable,
+                now >= state.lastWriteProgress + timeoutMilliseconds
+            else { return nil }
+            return Self.finishTakenOver(&state, reason: state.closing ?? .clientDisconnected)
+        }
+        ending?.run()
+    }
+
     /// Writes what is pending unless the watcher is already waiting to write it.
     private static func flush(_ state: inout State) -> Ending? {
         state.awaitingWritable ? nil : writePending(&state)
@@ -271,6 +288,7 @@ public final class EventStream: Sendable {
             }
             if sent > 0 {
                 state.readOffset += sent
+                if state.awaitingWritable { state.lastWriteProgress = ConnectionWatcher.nowMilliseconds() }
                 continue
             }
             guard sent == 0 || sent == -Int(EAGAIN) || sent == -Int(EWOULDBLOCK) else {
@@ -278,6 +296,7 @@ public final class EventStream: Sendable {
             }
             if !state.awaitingWritable, let token = state.watchToken {
                 state.awaitingWritable = true
+                state.lastWriteProgress = ConnectionWatcher.nowMilliseconds()
                 state.watcher?.setWritableInterest(true, token: token, descriptor: socket)
             }
             return nil

@@ -68,7 +68,10 @@ public final class HTTPServer: Sendable {
         self.router = router
         watcher = ConnectionWatcher(
             headerTimeout: configuration.requestHeaderTimeoutSeconds > 0 ? .seconds(configuration.requestHeaderTimeoutSeconds) : nil,
-            bodyTimeout: configuration.requestBodyTimeoutSeconds > 0 ? .seconds(configuration.requestBodyTimeoutSeconds) : nil)
+            bodyTimeout: configuration.requestBodyTimeoutSeconds > 0 ? .seconds(configuration.requestBodyTimeoutSeconds) : nil,
+            // What libmicrohttpd's inactivity timeout did for a stream it served, whose client stopped reading.
+            stalledWriteTimeout: configuration.connectionTimeoutSeconds > 0
+                ? .seconds(configuration.connectionTimeoutSeconds) : nil)
     }
 
     /// The port the server listens on (the real one when configured with port 0); 0 before ``start()``.

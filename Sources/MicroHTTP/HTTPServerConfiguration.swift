@@ -24,7 +24,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// keeps about the whole pool resident. Event streams do not: MicroHTTP serves them itself, and the library
     /// frees their connections (docs/HTTP.md, "Memory per connection").
     public var maxHeaderBytes: Int = 8 * 1024
-    /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
+    /// Seconds a connection may stay silent before it is closed (inactivity, not total time); also how long an
+    /// event stream may have bytes pending without its client taking any before it ends.
     public var connectionTimeoutSeconds: Int = 30
     /// Seconds a connection has to deliver a request's whole header section, counted from the moment it is
     /// ready for one (accepted, or its previous response complete); 0: no limit. Unlike the inactivity

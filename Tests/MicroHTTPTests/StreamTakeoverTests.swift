@@ -294,6 +294,32 @@ private func openStream(port: Int) throws -> RawConnection {
         }
     }
 
+    /// libmicrohttpd's inactivity timeout ended a stream it served whose client stopped reading; a taken-over stream
+    /// must not outlive it either (its heartbeats alone would take weeks to fill the buffer).
+    @Test func aClientThatTakesNothingForTheInactivityTimeoutIsCut() async throws {
+        let route = StreamRoute()
+        try await withServer(
+            router: route.router(bufferLimit: 256 << 20), configure: { $0.connectionTimeoutSeconds = 1 }
+        ) { server in
+            let port = server.port
+            let client = try await blocking { try EventStreamClient(port: port, target: "/events") }
+            defer { client.connection.close() }
+            #expect(await eventually { route.streams.value.count == 1 })
+            let stream = try #require(route.streams.value.first)
+            let chunk = String(repeating: "z", count: 64 * 1024)
+            // The stall starts when the sockets' buffers are full, after this instant.
+            let pushedAt = ContinuousClock.now
+            for _ in 0..<512 { stream.send(data: chunk) }  // 32 MiB: far more than the sockets' buffers hold
+            #expect(await eventually(timeout: .seconds(5)) { !route.reasons.value.isEmpty })
+            let cutAfter = ContinuousClock.now - pushedAt
+            #expect(route.reasons.value == [.clientDisconnected])
+            // One second without progress, checked every 250 ms; the bound leaves room for a loaded machine.
+            #expect(cutAfter >= .milliseconds(900))
+            #expect(cutAfter < .seconds(4))
+            #expect(await eventually { server.openStreamCount == 0 && server.activeRequestCount == 0 })
+        }
+    }
+
     @Test func stopSendsEachStreamWhatItHadThenClosesItAndDropsAStalledOne() async throws {
         let route = StreamRoute()
         try await withServer(router: route.router(bufferLimit: 64 << 20)) { server in
