@@ -32,18 +32,6 @@ private struct StreamRoute: Sendable {
     }
 }
 
-/// Everything a connection receives until the server closes it.
-private func bytesUntilClose(_ connection: RawConnection, timeout: Duration = .seconds(10)) throws -> [UInt8] {
-    let deadline = ContinuousClock.now + timeout
-    var received: [UInt8] = []
-    while ContinuousClock.now < deadline,
-        let bytes = try connection.readUntilClose(timeout: deadline - ContinuousClock.now)
-    {
-        received.append(contentsOf: bytes)
-    }
-    return received
-}
-
 /// How often `needle` occurs in `text`.
 private func occurrences(of needle: String, in text: String) -> Int {
     text.components(separatedBy: needle).count - 1
@@ -77,19 +65,30 @@ private func openStream(port: Int) throws -> RawConnection {
         try await withServer(router: route.router(), configure: { $0.heartbeatInterval = .milliseconds(100) }) {
             server in
             let port = server.port
+            let received = Box<[UInt8]>([])
             let reader = Task {
-                try await blocking { () throws -> [UInt8] in
+                try await blocking { () throws -> Void in
                     let connection = try openStream(port: port)
                     defer { connection.close() }
-                    return try bytesUntilClose(connection)
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    while ContinuousClock.now < deadline,
+                        let bytes = try connection.readUntilClose(timeout: deadline - ContinuousClock.now)
+                    {
+                        received.update { $0.append(contentsOf: bytes) }
+                    }
                 }
             }
             #expect(await eventually { route.streams.value.count == 1 })
             let stream = try #require(route.streams.value.first)
-            try await Task.sleep(for: .milliseconds(350))  // a few heartbeats while idle
+            // A few heartbeats while idle.
+            #expect(
+                await eventually {
+                    occurrences(of: ": ping\n\n", in: String(decoding: received.value, as: UTF8.self)) >= 2
+                })
             stream.send(event: "patch", id: "1", data: "a\nb")
             stream.close()
-            let text = String(decoding: try await reader.value, as: UTF8.self)
+            try await reader.value
+            let text = String(decoding: received.value, as: UTF8.self)
 
             let parts = text.components(separatedBy: "\r\n\r\n")
             try #require(parts.count == 2, "one head, then a body with no CRLF CRLF in it: \(text.prefix(300))")
