@@ -29,7 +29,8 @@ public final class EventStream: Sendable {
     public enum Termination: Sendable, Equatable {
         /// ``close()`` was called.
         case closedByServer
-        /// The client disconnected (noticed at once while the stream is idle, else at the next write).
+        /// The client disconnected (noticed at once, by its hang-up or a failed write), or took none of the
+        /// stream's pending bytes for the server's `connectionTimeoutSeconds`.
         case clientDisconnected
         /// More unsent bytes than the buffer limit allows: the client was too slow.
         case bufferOverflow

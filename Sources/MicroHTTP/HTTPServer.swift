@@ -100,6 +100,8 @@ public final class HTTPServer: Sendable {
         }
         if alreadyStarted { throw HTTPServerError(code: "already_started", message: "The server was already started.") }
 
+        // MHD_USE_TURBO also lets event streams be taken over: without it the library would shut down a stream's
+        // socket as it closes the connection (see `takeOver`).
         var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue) | UInt32(MHD_USE_EPOLL.rawValue)
             | UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue) | UInt32(MHD_USE_TURBO.rawValue)
         let address: BindAddress
