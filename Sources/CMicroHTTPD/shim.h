@@ -270,6 +270,19 @@ static inline long mvvmr_stream_send(int descriptor, const void *bytes, size_t c
 }
 
 /*
+ * Reads and drops what a stream's client sent after its request (nothing, normally), before the stream's socket is
+ * closed: closing a socket with unread bytes makes the kernel answer with a reset instead of a FIN, and a client
+ * may then lose the stream's last bytes. Bounded (64 KiB), never blocks.
+ */
+static inline void mvvmr_discard_input(int descriptor) {
+    char bytes[4096];
+    for (int round = 0; round < 16; round++) {
+        ssize_t count = recv(descriptor, bytes, sizeof bytes, MSG_DONTWAIT);
+        if (count <= 0 && !(count < 0 && errno == EINTR)) return;
+    }
+}
+
+/*
  * The current time as an HTTP date (`Tue, 01 Dec 2026 10:00:00 GMT`, RFC 9110), for the `Date` field of a
  * stream's head. Returns its length, 0 on failure.
  */

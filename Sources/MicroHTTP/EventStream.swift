@@ -430,7 +430,10 @@ public final class EventStream: Sendable {
     }
 }
 
-/// Closes a descriptor (a free function: inside ``EventStream``, `close` names the stream's own method).
+/// Closes a stream's socket, after dropping whatever its client sent that was never read (so that the kernel ends
+/// the connection with a FIN, not a reset that could cost the client the stream's last bytes). A free function:
+/// inside ``EventStream``, `close` names the stream's own method.
 private func closeDescriptor(_ descriptor: Int32) {
+    mvvmr_discard_input(descriptor)
     _ = close(descriptor)
 }
