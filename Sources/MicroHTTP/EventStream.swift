@@ -300,6 +300,12 @@ public final class EventStream: Sendable {
                 state.lastWriteProgress = ConnectionWatcher.nowMilliseconds()
                 state.watcher?.setWritableInterest(true, token: token, descriptor: socket)
             }
+            // A client that keeps up only just never lets the buffer drain: drop what went out once it is most of
+            // it, so the buffer holds what is unsent (at most `bufferLimit`), not all the stream ever sent.
+            if state.readOffset >= 64 * 1024 && state.readOffset * 2 >= state.pending.count {
+                state.pending.removeFirst(state.readOffset)
+                state.readOffset = 0
+            }
             return nil
         }
         state.pending = []

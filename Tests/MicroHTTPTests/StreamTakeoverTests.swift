@@ -293,6 +293,35 @@ private func openStream(port: Int) throws -> RawConnection {
         }
     }
 
+    /// Megabytes pending on a stream, then taken by a slow client as the socket lets them out (the buffer drops
+    /// what went out as it goes): every event arrives whole and in order.
+    @Test func aSlowClientReceivesEveryPendingEventWholeAndInOrder() async throws {
+        let route = StreamRoute()
+        try await withServer(router: route.router(bufferLimit: 64 << 20)) { server in
+            let port = server.port
+            let client = try await blocking { try EventStreamClient(port: port, target: "/events") }
+            defer { client.connection.close() }
+            #expect(await eventually { route.streams.value.count == 1 })
+            let stream = try #require(route.streams.value.first)
+            let count = 2000
+            let payload = String(repeating: "p", count: 4000)
+            for index in 1...count { stream.send(id: String(index), data: "\(index) \(payload)") }  // 8 MB
+            let blocks = try await blocking { () throws -> [ReceivedBlock] in
+                var blocks: [ReceivedBlock] = []
+                while blocks.count < count + 1, let block = try client.nextEvent() {
+                    blocks.append(block)
+                    if blocks.count % 100 == 0 { usleep(2_000) }
+                }
+                return blocks
+            }
+            try #require(blocks.count == count + 1)
+            #expect(blocks[0].data == "welcome")
+            let wrong = (1...count).filter { blocks[$0].id != String($0) || blocks[$0].data != "\($0) \(payload)" }
+            #expect(wrong.isEmpty, "\(wrong.prefix(5))")
+            #expect(server.openStreamCount == 1)
+        }
+    }
+
     /// libmicrohttpd's inactivity timeout ended a stream it served whose client stopped reading; a taken-over stream
     /// must not outlive it either (its heartbeats alone would take weeks to fill the buffer).
     @Test func aClientThatTakesNothingForTheInactivityTimeoutIsCut() async throws {
