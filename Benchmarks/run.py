@@ -650,14 +650,17 @@ def section_stream_memory(quick):
         f"| RSS per idle stream | {per_stream:,.0f} bytes | ≤ 8,192 bytes |",
         "",
         "Before (32 KiB connection pool, 16 KiB callback block, send buffer kept while idle; commit 279b738): 29,516 "
-        "bytes per stream, measured the same way on 2026-12-01.",
+        "bytes per stream, measured the same way on 2026-12-01. With streams still served by libmicrohttpd and its "
+        "12 KiB pool (commit 627b494): 12,102 bytes per stream (Tests/system/test_stream_resources.py, debug build, "
+        "1,500 streams, 2026-12-01).",
     ]
     method = ("Release `mvvmr-demo` on its defaults. The harness creates one session per four streams, opens and closes "
               "100 streams to warm up, reads `VmRSS` from /proc, opens the streams (`GET /api/events`, 50 per source "
               "address 127.0.1.x), waits 1 s for every stream to send its first bytes and go idle, and reads `VmRSS` "
-              "again. What a stream holds is mostly libmicrohttpd's connection pool (`maxHeaderBytes`, 5 KiB, all of "
-              "it resident: the library zeroes the unused half of its read buffer), and about 2 KiB of library and "
-              "MicroHTTP state; see docs/HTTP.md, \"Memory per connection\".")
+              "again. MicroHTTP serves each stream itself once its handler has answered (libmicrohttpd frees the "
+              "connection and its pool), so a stream holds its `EventStream` (no buffer while idle), its entries in the "
+              "server's tables and the session's, and the kernel's socket, whatever `maxHeaderBytes` is; see "
+              "docs/HTTP.md, \"Memory per connection\".")
     return "stream-memory", "Memory per idle event stream", method, table, None
 
 

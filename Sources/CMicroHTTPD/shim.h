@@ -17,6 +17,9 @@
 #include <sys/epoll.h> /* for ConnectionWatcher (Glibc does not export epoll) */
 #include <fcntl.h>
 #include <unistd.h>
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
 
 /*
  * Leaves the request target exactly as received. MicroHTTP decodes percent escapes itself,
@@ -243,6 +246,57 @@ static inline int mvvmr_format_ip_address(const uint8_t *bytes, int count, char 
     if (count == 4) return inet_ntop(AF_INET, bytes, buffer, (socklen_t)size) != NULL;
     if (count == 16) return inet_ntop(AF_INET6, bytes, buffer, (socklen_t)size) != NULL;
     return 0;
+}
+
+/*
+ * Event streams MicroHTTP serves itself (see EventStream): a duplicate of a connection's socket, so that the
+ * library can close its own descriptor and free the connection (its pool above all) while the stream goes on
+ * through this one. Close-on-exec, like every descriptor the library opens. Returns -1 on failure.
+ */
+static inline int mvvmr_duplicate_socket(int descriptor) {
+    return fcntl(descriptor, F_DUPFD_CLOEXEC, 0);
+}
+
+/*
+ * Sends bytes on a stream's socket without blocking and without SIGPIPE (a client that left). Returns the
+ * count sent, or -errno (-EAGAIN: the kernel's send buffer is full, wait for EPOLLOUT).
+ */
+static inline long mvvmr_stream_send(int descriptor, const void *bytes, size_t count) {
+    for (;;) {
+        ssize_t sent = send(descriptor, bytes, count, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent >= 0) return (long)sent;
+        if (errno != EINTR) return -(long)errno;
+    }
+}
+
+/*
+ * Reads and drops what a stream's client sent after its request (nothing, normally), before the stream's socket is
+ * closed: closing a socket with unread bytes makes the kernel answer with a reset instead of a FIN, and a client
+ * may then lose the stream's last bytes. Bounded (64 KiB), never blocks.
+ */
+static inline void mvvmr_discard_input(int descriptor) {
+    char bytes[4096];
+    for (int round = 0; round < 16; round++) {
+        ssize_t count = recv(descriptor, bytes, sizeof bytes, MSG_DONTWAIT);
+        if (count <= 0 && !(count < 0 && errno == EINTR)) return;
+    }
+}
+
+/*
+ * The current time as an HTTP date (`Tue, 01 Dec 2026 10:00:00 GMT`, RFC 9110), for the `Date` field of a
+ * stream's head. Returns its length, 0 on failure.
+ */
+static inline size_t mvvmr_http_date(char *buffer, size_t size) {
+    static const char days[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    time_t now = time(NULL);
+    struct tm parts;
+    if (gmtime_r(&now, &parts) == NULL || parts.tm_wday < 0 || parts.tm_wday > 6 || parts.tm_mon < 0
+        || parts.tm_mon > 11) return 0;
+    int length = snprintf(buffer, size, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[parts.tm_wday], parts.tm_mday,
+                          months[parts.tm_mon], parts.tm_year + 1900, parts.tm_hour, parts.tm_min, parts.tm_sec);
+    return length > 0 && (size_t)length < size ? (size_t)length : 0;
 }
 
 #endif

@@ -21,11 +21,17 @@ import Synchronization
 /// - **Clients leaving an event stream.** A suspended connection is not polled by the library, so it does not
 ///   see its client go. While an event stream's connection is suspended, its socket sits in this watcher's
 ///   epoll set for `EPOLLRDHUP | EPOLLHUP | EPOLLERR`; a hang-up ends the stream with `.clientDisconnected`.
+/// - **Event streams taken over from the library.** A stream MicroHTTP serves itself (``EventStream``) has its
+///   own socket in this epoll set for as long as it is open: for a hang-up, and for `EPOLLOUT` while bytes are
+///   pending that the kernel's send buffer could not take; this thread then writes them. A stream whose client
+///   takes none of them for `stalledWriteTimeout` is ended each tick, as the library's inactivity timeout ended
+///   the streams it served.
 ///
 /// Descriptor numbers are reused as soon as the library closes them, so a descriptor is only touched while the
 /// library cannot have closed it: a connection's between the library's STARTED and CLOSED notifications
-/// (and under the same lock as their bookkeeping), a stream's while its connection is suspended. Events are
-/// keyed by a token per watched stream, never by the descriptor.
+/// (and under the same lock as their bookkeeping), a stream's while its connection is suspended, and a taken-over
+/// stream's own descriptor (not the library's) until the stream closes it, which it does after unwatching it.
+/// Events are keyed by a token per watched stream, never by the descriptor.
 ///
 /// The per-request bookkeeping is kept off any shared lock: each connection's record hangs from the library's
 /// socket context, and a request only stores its deadline into the record's atomic (milliseconds on the coarse
@@ -47,6 +53,8 @@ final class ConnectionWatcher: Sendable {
     private struct State {
         var connections: [ObjectIdentifier: TrackedConnection] = [:]
         var streams: [UInt64: EventStream] = [:]
+        /// The tokens of taken-over streams waiting for their socket to become writable.
+        var writing: Set<UInt64> = []
         var nextToken: UInt64 = 1
         var running = false
         var thread: pthread_t?
@@ -62,16 +70,24 @@ final class ConnectionWatcher: Sendable {
     /// The deadlines in milliseconds; 0: none.
     private let headerTimeoutMilliseconds: UInt64
     private let bodyTimeoutMilliseconds: UInt64
+    /// How long a taken-over stream may have bytes pending with none taken by its client; 0: no limit.
+    private let stalledWriteTimeoutMilliseconds: UInt64
     private let tickMilliseconds: Int32
 
     /// Creates a watcher; nothing runs until ``start()``.
     /// - Parameters:
     ///   - headerTimeout: how long a connection may take to deliver a request's header section; `nil`: no limit.
     ///   - bodyTimeout: how long it may take to deliver the body after the headers; `nil`: no limit.
+    ///   - stalledWriteTimeout: how long a taken-over event stream may have bytes pending without its client
+    ///     taking any; `nil`: no limit.
     ///   - tick: how often deadlines are checked (the precision of the cut).
-    init(headerTimeout: Duration?, bodyTimeout: Duration?, tick: Duration = .milliseconds(250)) {
+    init(
+        headerTimeout: Duration?, bodyTimeout: Duration?, stalledWriteTimeout: Duration? = nil,
+        tick: Duration = .milliseconds(250)
+    ) {
         headerTimeoutMilliseconds = headerTimeout.map { max(1, Self.milliseconds($0)) } ?? 0
         bodyTimeoutMilliseconds = bodyTimeout.map { max(1, Self.milliseconds($0)) } ?? 0
+        stalledWriteTimeoutMilliseconds = stalledWriteTimeout.map { max(1, Self.milliseconds($0)) } ?? 0
         tickMilliseconds = Int32(clamping: max(10, Self.milliseconds(tick)))
         epollDescriptor = epoll_create1(Int32(EPOLL_CLOEXEC))
         wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC))
@@ -84,6 +100,9 @@ final class ConnectionWatcher: Sendable {
 
     /// Whether connections get request deadlines at all (the library must then report each connection).
     var hasDeadlines: Bool { headerTimeoutMilliseconds > 0 || bodyTimeoutMilliseconds > 0 }
+
+    /// Whether the watching thread runs (event streams can be taken over from the library only then).
+    var isRunning: Bool { state.withLock { $0.running } }
 
     /// Connections cut so far for missing a deadline.
     var connectionsCut: Int { state.withLock { $0.connectionsCut } }
@@ -180,7 +199,7 @@ final class ConnectionWatcher: Sendable {
 
     /// Milliseconds on the coarse monotonic clock: a few instructions to read (no system call), and its
     /// resolution (a few milliseconds) is far below the deadlines' 250 ms tick.
-    private static func nowMilliseconds() -> UInt64 {
+    static func nowMilliseconds() -> UInt64 {
         var now = timespec()
         _ = clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
         return UInt64(max(0, now.tv_sec)) * 1000 + UInt64(max(0, now.tv_nsec)) / 1_000_000
@@ -210,11 +229,25 @@ final class ConnectionWatcher: Sendable {
         }
     }
 
-    /// Stops watching a stream's socket; called before its connection is resumed, so the descriptor is still
-    /// the stream's own.
+    /// Adds or removes `EPOLLOUT` for a watched stream's socket (one the stream owns: called under its lock).
+    func setWritableInterest(_ writable: Bool, token: UInt64, descriptor: Int32) {
+        state.withLock { state in
+            guard state.running, state.streams[token] != nil else { return }
+            if writable { state.writing.insert(token) } else { state.writing.remove(token) }
+            var event = epoll_event()
+            event.events =
+                EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+            event.data.u64 = token
+            _ = epoll_ctl(epollDescriptor, EPOLL_CTL_MOD, descriptor, &event)
+        }
+    }
+
+    /// Stops watching a stream's socket; called before its connection is resumed (or, for a taken-over stream,
+    /// before its socket is closed), so the descriptor is still the stream's own.
     func unwatch(token: UInt64, descriptor: Int32) {
         state.withLock { state in
             guard state.streams.removeValue(forKey: token) != nil else { return }
+            state.writing.remove(token)
             if state.running {
                 var unused = epoll_event()
                 _ = epoll_ctl(epollDescriptor, EPOLL_CTL_DEL, descriptor, &unused)
@@ -232,17 +265,32 @@ final class ConnectionWatcher: Sendable {
                 epoll_wait(epollDescriptor, buffer.baseAddress, Int32(capacity), tickMilliseconds)
             }
             var stopping = false
-            var departed: [EventStream] = []
+            var ready: [(stream: EventStream, events: UInt32)] = []
             if count > 0 {
-                let tokens = events.prefix(Int(count)).map { $0.data.u64 }
-                stopping = tokens.contains(Self.wakeToken)
-                departed = state.withLock { state in tokens.compactMap { state.streams[$0] } }
+                let received = events.prefix(Int(count)).map { (token: $0.data.u64, events: $0.events) }
+                stopping = received.contains { $0.token == Self.wakeToken }
+                ready = state.withLock { state in
+                    received.compactMap { entry in state.streams[entry.token].map { ($0, entry.events) } }
+                }
             }
-            // Outside the watcher's lock: ending a stream resumes its connection, which unwatches it.
-            for stream in departed { stream.end(.clientDisconnected) }
+            // Outside the watcher's lock: the stream takes its own lock, and ending it unwatches it.
+            let hangUp = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
+            for (stream, events) in ready {
+                stream.socketReady(hangUp: events & hangUp != 0, writable: events & EPOLLOUT.rawValue != 0)
+            }
             if stopping || !state.withLock({ $0.running }) { return }
             if hasDeadlines { cutOverdueConnections() }
+            if stalledWriteTimeoutMilliseconds > 0 { endStalledStreams() }
         }
+    }
+
+    /// Ends the taken-over streams whose clients took none of their pending bytes for the stalled-write timeout.
+    private func endStalledStreams() {
+        let writers = state.withLock { state in state.writing.compactMap { state.streams[$0] } }
+        guard !writers.isEmpty else { return }
+        let now = Self.nowMilliseconds()
+        // Outside the watcher's lock: ending a stream unwatches it.
+        for stream in writers { stream.endIfStalled(now: now, timeoutMilliseconds: stalledWriteTimeoutMilliseconds) }
     }
 
     private func cutOverdueConnections() {

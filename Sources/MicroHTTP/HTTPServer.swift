@@ -35,6 +35,19 @@ public final class HTTPServer: Sendable {
         var streams: [ObjectIdentifier: EventStream] = [:]
         var waiting: [ObjectIdentifier: RequestContext] = [:]
         var heartbeat: Task<Void, Never>?
+        /// Streams MicroHTTP serves itself (taken over from the library, which no longer counts their
+        /// connections), in all and per client address: held to `maxConnections` and `maxConnectionsPerIP`.
+        var takenOverStreams = 0
+        var takenOverStreamsByAddress: [IPAddress: Int] = [:]
+    }
+
+    /// Whether a stream may be taken over from the library, as decided under the lifecycle lock.
+    private enum StreamAdmission {
+        case admitted
+        /// Over a limit: answered with this error instead of the stream.
+        case refused(HTTPError)
+        /// Not running: the library serves it, and it is ended at once (`register`).
+        case leftToTheLibrary
     }
 
     /// The configuration the server was created with.
@@ -55,7 +68,10 @@ public final class HTTPServer: Sendable {
         self.router = router
         watcher = ConnectionWatcher(
             headerTimeout: configuration.requestHeaderTimeoutSeconds > 0 ? .seconds(configuration.requestHeaderTimeoutSeconds) : nil,
-            bodyTimeout: configuration.requestBodyTimeoutSeconds > 0 ? .seconds(configuration.requestBodyTimeoutSeconds) : nil)
+            bodyTimeout: configuration.requestBodyTimeoutSeconds > 0 ? .seconds(configuration.requestBodyTimeoutSeconds) : nil,
+            // What libmicrohttpd's inactivity timeout did for a stream it served, whose client stopped reading.
+            stalledWriteTimeout: configuration.connectionTimeoutSeconds > 0
+                ? .seconds(configuration.connectionTimeoutSeconds) : nil)
     }
 
     /// The port the server listens on (the real one when configured with port 0); 0 before ``start()``.
@@ -84,6 +100,8 @@ public final class HTTPServer: Sendable {
         }
         if alreadyStarted { throw HTTPServerError(code: "already_started", message: "The server was already started.") }
 
+        // MHD_USE_TURBO also lets event streams be taken over: without it the library would shut down a stream's
+        // socket as it closes the connection (see `takeOver`).
         var flags = UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue) | UInt32(MHD_USE_EPOLL.rawValue)
             | UInt32(MHD_ALLOW_SUSPEND_RESUME.rawValue) | UInt32(MHD_USE_TURBO.rawValue)
         let address: BindAddress
@@ -94,7 +112,8 @@ public final class HTTPServer: Sendable {
             throw error
         }
         if address.isIPv6 { flags |= UInt32(MHD_USE_IPv6.rawValue) }
-        Self.raiseDescriptorLimit(toHold: configuration.maxConnections)
+        // The library's connections, and as many event streams on descriptors of their own.
+        Self.raiseDescriptorLimit(toHold: 2 * min(max(0, configuration.maxConnections), Int.max / 4))
         // Without the watcher the server still works, only without request deadlines and with departed
         // stream clients noticed at the next heartbeat.
         let watching = watcher.start()
@@ -136,11 +155,17 @@ public final class HTTPServer: Sendable {
                         uploadDataSize: uploadDataSize, requestSlot: requestSlot)
                 },
                 context,
-                { context, connection, requestSlot, _ in
+                { context, connection, requestSlot, termination in
                     guard let context, let requestSlot, let slot = requestSlot.pointee else { return }
                     requestSlot.pointee = nil
                     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-                    if let connection { server.watcher.responseCompleted(on: connection) }
+                    // Only a completed response leaves the connection open for a next request (and its header
+                    // deadline). Any other end closes it: a taken-over stream's among them, whose socket lives on
+                    // through the stream's duplicate, and must not be cut for a deadline the library's last moments
+                    // would start.
+                    if let connection, termination == .REQUEST_TERMINATED_COMPLETED_OK {
+                        server.watcher.responseCompleted(on: connection)
+                    }
                     server.requestCompleted(Unmanaged<RequestContext>.fromOpaque(slot).takeRetainedValue())
                 },
                 context
@@ -209,17 +234,22 @@ public final class HTTPServer: Sendable {
             if settled { break }
             usleep(2_000)
         }
-        lifecycle.withLock { state in
+        // A taken-over stream still open writes to a client that stopped reading: drop what it did not take.
+        // (The library ends those it serves when it stops.)
+        let remaining = lifecycle.withLock { state in
             state.phase = .stopped
             state.daemon = nil
+            return Array(state.streams.values)
         }
+        for stream in remaining { stream.abandonIfTakenOver() }
         MHD_stop_daemon(stopping.daemon.pointer)
         watcher.stop()
     }
 
     /// Raises the process's soft limit on open descriptors (never past the hard limit) so that it can hold
-    /// `connections` connections plus some for files and the server's own use: a default soft limit of 1024
-    /// would otherwise make accepting fail far below ``HTTPServerConfiguration/maxConnections``.
+    /// `connections` descriptors for connections plus some for files and the server's own use: a default soft
+    /// limit of 1024 would otherwise make accepting fail far below ``HTTPServerConfiguration/maxConnections``.
+    /// (Should it still run out, a stream that cannot get a descriptor of its own is left to the library.)
     private static func raiseDescriptorLimit(toHold connections: Int) {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
@@ -288,7 +318,7 @@ public final class HTTPServer: Sendable {
             phase = .answered
             return response
         }
-        if let ready { return queue(ready, on: connection, for: context) }
+        if let ready { return queue(ready, on: connection, for: context, method: method) }
         if context.responded || context.isAsynchronous { return .YES }
         if let rejection = context.rejection { return queue(rejection.response, on: connection, for: context) }
         return dispatch(context: context, connection: connection, url: url, method: method)
@@ -344,7 +374,7 @@ public final class HTTPServer: Sendable {
                 } catch {
                     response = Self.response(for: error)
                 }
-                return queue(response, on: connection, for: context)
+                return queue(response, on: connection, for: context, method: method)
             case .asynchronous(let handle):
                 return runAsynchronously(handle, request: request, context: context, connection: connection)
             }
@@ -397,7 +427,12 @@ public final class HTTPServer: Sendable {
 
     // MARK: - Responses
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, for context: RequestContext) -> MHD_Result {
+    /// Queues `response` on the connection. An event stream, given the request's `method`, is taken over
+    /// from the library when it can be (see ``takeOver(_:response:connection:context:method:)``).
+    private func queue(
+        _ response: HTTPResponse, on connection: OpaquePointer, for context: RequestContext,
+        method: UnsafePointer<CChar>? = nil
+    ) -> MHD_Result {
         let libraryResponse: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
@@ -406,6 +441,11 @@ public final class HTTPServer: Sendable {
                     buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .stream(let stream):
+            if let method,
+                let result = takeOver(stream, response: response, connection: connection, context: context, method: method)
+            {
+                return result
+            }
             let retained = Unmanaged.passRetained(stream)
             libraryResponse = MHD_create_response_from_callback(
                 UInt64.max,  // MHD_SIZE_UNKNOWN: chunked, open-ended
@@ -461,6 +501,84 @@ public final class HTTPServer: Sendable {
             self?.lifecycle.withLock { _ = $0.streams.removeValue(forKey: key) }
         }
         if !accepted { stream.end(.serverStopping) }
+    }
+
+    /// Serves an event stream from MicroHTTP's own code instead of the library's: the stream gets a duplicate of
+    /// the connection's socket (the head and its events are written to it), and the access handler's `.NO`
+    /// makes the library close the connection and free it, its memory pool above all. With `MHD_USE_TURBO`,
+    /// libmicrohttpd 0.9.75 closes such a connection without `shutdown()` (`MHD_connection_mark_closed_`), so
+    /// closing its descriptor leaves the socket open through the duplicate; it removes the descriptor from its
+    /// epoll set before closing it (`MHD_cleanup_connections`), so it is never told of the stream's socket again.
+    ///
+    /// The library calls the request complete as it closes its side; the stream counts as a request of its own
+    /// (`activeRequests`) until it is over, and against the connection limits, which the library no longer
+    /// applies to it.
+    /// A `HEAD` request gets the same head, and the connection closes after it: served by the library, a
+    /// stream's `HEAD` response would be followed by a stray chunked terminator (`0\r\n\r\n`, libmicrohttpd
+    /// 0.9.75), which a client keeping the connection would read as the start of the next response.
+    /// - Returns: `.NO` once the stream is taken over; the response to a stream over a limit (`503`
+    ///   `too_many_streams`, `429` `too_many_streams_from_address`); `nil` to let the library serve it (no
+    ///   watcher thread; the socket cannot be duplicated; the server stopping).
+    private func takeOver(
+        _ stream: EventStream, response: HTTPResponse, connection: OpaquePointer, context: RequestContext,
+        method: UnsafePointer<CChar>
+    ) -> MHD_Result? {
+        guard watcher.isRunning else { return nil }
+        let descriptor = mvvmr_mhd_connection_fd(connection)
+        guard descriptor >= 0 else { return nil }
+        let address = Self.remoteIP(of: connection)
+        let key = ObjectIdentifier(stream)
+        let limit = max(1, configuration.maxConnections)
+        let limitPerAddress = configuration.maxConnectionsPerIP
+        let admission = lifecycle.withLock { state -> StreamAdmission in
+            guard state.phase == .running else { return .leftToTheLibrary }
+            guard state.takenOverStreams < limit else { return .refused(.streamCapacityReached(limit: limit)) }
+            let fromAddress = state.takenOverStreamsByAddress[address, default: 0]
+            if limitPerAddress > 0 && fromAddress >= limitPerAddress {
+                return .refused(.tooManyStreamsFromAddress(limit: limitPerAddress))
+            }
+            state.takenOverStreams += 1
+            state.takenOverStreamsByAddress[address] = fromAddress + 1
+            state.streams[key] = stream
+            return .admitted
+        }
+        switch admission {
+        case .leftToTheLibrary:
+            return nil
+        case .refused(let error):
+            stream.finish()  // .neverStarted: its handlers run, and it takes no more bytes
+            return queue(error.response, on: connection, for: context)
+        case .admitted:
+            break
+        }
+        activeRequests.add(1, ordering: .relaxed)
+        let socket = mvvmr_duplicate_socket(descriptor)
+        let taken =
+            socket >= 0
+            && stream.takeOver(
+                socket: socket, head: Self.streamHead(for: response), headOnly: strcmp(method, "HEAD") == 0,
+                watcher: watcher
+            ) { [weak self] in
+                self?.releaseTakenOverStream(key, address: address)
+            }
+        guard taken else {
+            if socket >= 0 { _ = close(socket) }
+            releaseTakenOverStream(key, address: address)
+            return nil
+        }
+        context.responded = true
+        return .NO
+    }
+
+    /// Forgets a taken-over stream that is over (or could not be taken over after all).
+    private func releaseTakenOverStream(_ key: ObjectIdentifier, address: IPAddress) {
+        lifecycle.withLock { state in
+            state.streams.removeValue(forKey: key)
+            state.takenOverStreams -= 1
+            let fromAddress = state.takenOverStreamsByAddress[address, default: 1] - 1
+            state.takenOverStreamsByAddress[address] = fromAddress > 0 ? fromAddress : nil
+        }
+        activeRequests.subtract(1, ordering: .relaxed)
     }
 
     private func sendHeartbeats() {

@@ -19,11 +19,13 @@ public struct HTTPServerConfiguration: Sendable {
     /// per-connection pool is sized at this plus 4 KiB so that heads a little over it are measured and answered by
     /// MicroHTTP; only heads beyond the pool are answered by the library itself (see docs/HTTP.md).
     ///
-    /// Every open connection pays for its pool for as long as it is open: libmicrohttpd 0.9.75 gives a new
-    /// request part of the pool to read into and zeroes what the request did not use, so an idle connection or
-    /// event stream keeps about the whole pool resident (docs/HTTP.md, "Memory per connection").
+    /// Every connection the library holds pays for its pool for as long as it is open: libmicrohttpd 0.9.75 gives
+    /// a new request part of the pool to read into and zeroes what the request did not use, so an idle connection
+    /// keeps about the whole pool resident. Event streams do not: MicroHTTP serves them itself, and the library
+    /// frees their connections (docs/HTTP.md, "Memory per connection").
     public var maxHeaderBytes: Int = 8 * 1024
-    /// Seconds a connection may stay silent before it is closed (inactivity, not total time).
+    /// Seconds a connection may stay silent before it is closed (inactivity, not total time); also how long an
+    /// event stream may have bytes pending without its client taking any before it ends.
     public var connectionTimeoutSeconds: Int = 30
     /// Seconds a connection has to deliver a request's whole header section, counted from the moment it is
     /// ready for one (accepted, or its previous response complete); 0: no limit. Unlike the inactivity
@@ -34,9 +36,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var requestBodyTimeoutSeconds: Int = 30
     /// The most connections open at once. At the limit the library stops accepting: further connections wait,
     /// unanswered, in the listen backlog until one closes (unlike `maxConnectionsPerIP`, which closes them at once).
+    /// Event streams, which MicroHTTP serves itself once the library has let go of their connections, are held to
+    /// it on their own: at most this many streams, beyond them 503 `stream_capacity_reached`.
     public var maxConnections: Int = 10_000
     /// The most connections open at once from one IP address; 0 means no per-address limit. On by default,
-    /// so that one address cannot take every connection the server has.
+    /// so that one address cannot take every connection the server has. Event streams are held to it on their own
+    /// (the library no longer counts theirs): at most this many from one address, beyond them 429
+    /// `too_many_streams_from_address`.
     public var maxConnectionsPerIP: Int = 128
     /// How often every open event stream receives a `: ping` comment.
     public var heartbeatInterval: Duration = .seconds(15)

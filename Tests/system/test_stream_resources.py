@@ -135,3 +135,31 @@ def test_a_20_kib_cookie_is_a_clean_431_and_the_server_carries_on(start_server):
     assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
     assert b"connection: close" in answer.lower()
     assert server.request("GET", "/healthz").status == 200
+
+
+def test_a_stream_the_server_ends_closes_with_a_fin_even_after_stray_client_bytes(start_server):
+    """Bytes a client sends after its stream request are never read; closing a socket that holds unread bytes makes
+    the kernel send a reset, which may cost the client the stream's last events. The server drops them first."""
+    server = start_server()
+    session = server.new_session()["session"]
+    reader = EventReader(server.port, session)
+    assert reader.status == 200
+    time.sleep(0.2)  # the stream is MicroHTTP's by now
+    reader.socket.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
+    time.sleep(0.2)
+    assert server.request("DELETE", "/api/session", session=session).status == 204
+    received = reader.buffer
+    reader.socket.settimeout(5)
+    try:
+        while True:
+            chunk = reader.socket.recv(65536)
+            if not chunk:
+                ending = "fin"
+                break
+            received += chunk
+    except ConnectionResetError:
+        ending = "reset"
+    finally:
+        reader.socket.close()
+    assert ending == "fin"
+    assert b"event: expired" in received

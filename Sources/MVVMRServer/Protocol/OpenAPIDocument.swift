@@ -149,7 +149,7 @@ enum OpenAPIDocument {
                             "content": ["text/event-stream": ["schema": ["$ref": "#/components/schemas/Event"]]],
                         ]
                     ],
-                    errors(["400", "404", "413", "429"])))
+                    errors(["400", "404", "413", "429", "503"])))
         ]
         paths["/api/openapi.json"] = [
             "get": operation(
@@ -207,11 +207,12 @@ enum OpenAPIDocument {
         "422":
             "`unknown_action` (`details.allowed` lists the actions), `invalid_value` or `idempotency_key_reused`.",
         "414": "`uri_too_long`: the request target alone is over `MAX_HEADER_BYTES`; the connection closes.",
-        "429": "`rate_limited` (with `Retry-After`), `idempotency_cache_full` or `too_many_streams`.",
+        "429":
+            "`rate_limited` (with `Retry-After`), `idempotency_cache_full`, `too_many_streams` or `too_many_streams_from_address`.",
         "431": "`header_fields_too_large`: the header section is over `MAX_HEADER_BYTES`; the connection closes.",
         "500":
             "`internal_error`; `details.reason` says why a page was not built (`binding_failed`, `missing_service`).",
-        "503": "`overloaded` or `draining`, with `Retry-After`.",
+        "503": "`overloaded`, `draining` or `stream_capacity_reached`, with `Retry-After`.",
     ]
 
     private static func valueSchema(_ type: ActionValueType) -> JSONValue {

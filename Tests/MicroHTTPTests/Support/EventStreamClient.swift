@@ -45,14 +45,17 @@ final class EventStreamClient: @unchecked Sendable {
     let connection: RawConnection
     let head: ResponseHead
     private var pending: [UInt8] = []
-    /// The server ended the chunked body (terminating chunk seen).
+    /// The server ended the body: the terminating chunk of a chunked one, or the close of one delimited by it.
     private(set) var ended = false
+    /// Whether the body is chunked (the library served the stream) or runs until the close (MicroHTTP did).
+    let isChunked: Bool
 
     /// Connects, sends `GET target` and reads the response head.
     init(port: Int, target: String, timeout: Duration = .seconds(10)) throws {
         connection = try RawConnection(port: port)
         try connection.send(RawConnection.requestBytes("GET", target, headers: [("Accept", "text/event-stream")], keepAlive: true))
         head = try connection.readHead(timeout: timeout)
+        isChunked = head.header("Transfer-Encoding")?.lowercased() == "chunked"
     }
 
     /// The next block (event or comment), or `nil` when the server ended the stream.
@@ -66,7 +69,8 @@ final class EventStreamClient: @unchecked Sendable {
             }
             if ended { return nil }
             guard !deadline.hasPassed else { throw ClientError.timedOut("event") }
-            if let chunk = try connection.readChunk(timeout: .milliseconds(Int64(max(1, deadline.remainingMilliseconds)))) {
+            let remaining = Duration.milliseconds(Int64(max(1, deadline.remainingMilliseconds)))
+            if let chunk = try isChunked ? connection.readChunk(timeout: remaining) : connection.readUntilClose(timeout: remaining) {
                 pending.append(contentsOf: chunk)
             } else {
                 ended = true

@@ -331,6 +331,15 @@ final class RawConnection: @unchecked Sendable {
         return data
     }
 
+    /// Reads the next bytes of a body that ends when the server closes the connection (no length, not chunked);
+    /// `nil` once it has closed it.
+    func readUntilClose(timeout: Duration = .seconds(10)) throws -> [UInt8]? {
+        if buffer.isEmpty {
+            guard try fill(deadline: Deadline(timeout), what: "body until close") else { return nil }
+        }
+        return take(buffer.count)
+    }
+
     /// Reads a whole response. `method` is the request's method (a `HEAD` response has no body).
     func readResponse(method: String = "GET", timeout: Duration = .seconds(10)) throws -> RawResponse {
         let deadline = Deadline(timeout)
