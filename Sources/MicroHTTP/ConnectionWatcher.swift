@@ -59,6 +59,9 @@ final class ConnectionWatcher: Sendable {
         var running = false
         var thread: pthread_t?
         var connectionsCut = 0
+        /// Sends every stream its heartbeat; called on this thread every `heartbeatMilliseconds`.
+        var heartbeat: (@Sendable () -> Void)?
+        var heartbeatMilliseconds: UInt64 = 0
     }
 
     /// The epoll token of the wake-up eventfd; stream tokens start at 1.
@@ -108,9 +111,14 @@ final class ConnectionWatcher: Sendable {
     var connectionsCut: Int { state.withLock { $0.connectionsCut } }
 
     /// Starts the watching thread.
+    /// - Parameters:
+    ///   - heartbeatInterval: how often to call `heartbeat`.
+    ///   - heartbeat: sends every open stream its heartbeat. Called on this thread, a thread of its own, so that
+    ///     heartbeats keep their interval even while Swift's cooperative threads are all busy (user code, or a
+    ///     test suite, that blocks them would otherwise delay every stream's ping past its client's patience).
     /// - Returns: `false` when the thread (or its epoll set) could not be created; the server then runs
-    ///   without deadlines and notices departed stream clients at the next heartbeat only.
-    func start() -> Bool {
+    ///   without deadlines and notices departed stream clients at the next heartbeat only (sent from a `Task`).
+    func start(heartbeatInterval: Duration, heartbeat: @escaping @Sendable () -> Void) -> Bool {
         guard epollDescriptor >= 0, wakeDescriptor >= 0 else { return false }
         var wake = epoll_event()
         wake.events = EPOLLIN.rawValue
@@ -133,6 +141,8 @@ final class ConnectionWatcher: Sendable {
         state.withLock { state in
             state.running = true
             state.thread = thread
+            state.heartbeat = heartbeat
+            state.heartbeatMilliseconds = max(10, Self.milliseconds(heartbeatInterval))
         }
         return true
     }
@@ -142,6 +152,7 @@ final class ConnectionWatcher: Sendable {
         let thread: pthread_t? = state.withLock { state in
             state.running = false
             state.streams = [:]
+            state.heartbeat = nil
             let thread = state.thread
             state.thread = nil
             return thread
@@ -207,7 +218,11 @@ final class ConnectionWatcher: Sendable {
 
     private static func milliseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
-        return UInt64(clamping: max(0, seconds) * 1000 + max(0, attoseconds) / 1_000_000_000_000_000)
+        // Saturating: a public configuration may hold any Duration, and an overflow here would trap.
+        let (whole, overflowed) = max(0, seconds).multipliedReportingOverflow(by: 1000)
+        if overflowed { return UInt64.max }
+        let (total, overflowedAdding) = whole.addingReportingOverflow(max(0, attoseconds) / 1_000_000_000_000_000)
+        return overflowedAdding ? UInt64.max : UInt64(clamping: total)
     }
 
     // MARK: - Event streams (called under the stream's lock)
@@ -260,15 +275,31 @@ final class ConnectionWatcher: Sendable {
     private func run() {
         let capacity = 64
         var events = [epoll_event](repeating: epoll_event(), count: capacity)
+        var nextHeartbeat: UInt64 = 0
         while true {
+            let (heartbeat, heartbeatMilliseconds) = state.withLock { ($0.heartbeat, $0.heartbeatMilliseconds) }
+            let now = Self.nowMilliseconds()
+            if nextHeartbeat == 0 { nextHeartbeat = now &+ heartbeatMilliseconds }
+            if let heartbeat, heartbeatMilliseconds > 0, now >= nextHeartbeat {
+                heartbeat()
+                nextHeartbeat = now &+ heartbeatMilliseconds
+            }
+            let untilHeartbeat = heartbeat == nil ? tickMilliseconds : Int32(clamping: nextHeartbeat &- min(now, nextHeartbeat))
+            let timeout = max(1, min(tickMilliseconds, untilHeartbeat))
             let count = events.withUnsafeMutableBufferPointer { buffer in
-                epoll_wait(epollDescriptor, buffer.baseAddress, Int32(capacity), tickMilliseconds)
+                epoll_wait(epollDescriptor, buffer.baseAddress, Int32(capacity), timeout)
             }
             var stopping = false
             var ready: [(stream: EventStream, events: UInt32)] = []
             if count > 0 {
                 let received = events.prefix(Int(count)).map { (token: $0.data.u64, events: $0.events) }
                 stopping = received.contains { $0.token == Self.wakeToken }
+                if stopping {
+                    // Taken back, so that a watcher started again (a server whose start failed, started anew) does
+                    // not find a stale wake-up and stop at once.
+                    var drained: UInt64 = 0
+                    _ = read(wakeDescriptor, &drained, MemoryLayout<UInt64>.size)
+                }
                 ready = state.withLock { state in
                     received.compactMap { entry in state.streams[entry.token].map { ($0, entry.events) } }
                 }

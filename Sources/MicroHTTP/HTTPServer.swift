@@ -116,7 +116,9 @@ public final class HTTPServer: Sendable {
         Self.raiseDescriptorLimit(toHold: 2 * min(max(0, configuration.maxConnections), Int.max / 4))
         // Without the watcher the server still works, only without request deadlines and with departed
         // stream clients noticed at the next heartbeat.
-        let watching = watcher.start()
+        // A zero or negative interval would make the heartbeat loop spin: at least 10 ms.
+        let interval = max(configuration.heartbeatInterval, .milliseconds(10))
+        let watching = watcher.start(heartbeatInterval: interval) { [weak self] in self?.sendHeartbeats() }
 
         let context = Unmanaged.passUnretained(self).toOpaque()
         let daemon: OpaquePointer? = address.withSocketAddress { socketAddress in
@@ -179,14 +181,16 @@ public final class HTTPServer: Sendable {
                 message: "Could not listen on \(configuration.host):\(configuration.port) (in use, or not allowed).")
         }
         let boundPort = Int(mvvmr_mhd_bound_port(daemon))
-        // A zero or negative interval would make the heartbeat loop spin: at least 10 ms.
-        let interval = max(configuration.heartbeatInterval, .milliseconds(10))
-        let heartbeat = Task.detached { [weak self] in
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
-                self?.sendHeartbeats()
+        // Heartbeats come from the watcher's thread; only without it from a task.
+        let heartbeat: Task<Void, Never>? =
+            watching
+            ? nil
+            : Task.detached { [weak self] in
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: interval) } catch { return }
+                    self?.sendHeartbeats()
+                }
             }
-        }
         lifecycle.withLock { state in
             state.daemon = DaemonHandle(pointer: daemon)
             state.port = boundPort
@@ -308,7 +312,7 @@ public final class HTTPServer: Sendable {
             if let rejection = context.rejection, queue(rejection.response, on: connection, for: context) == .YES {
                 return .YES
             }
-            return context.discardedBytes > 4 * max(configuration.maxBodyBytes, 64 * 1024) ? .NO : .YES
+            return context.discardedBytes / 4 > max(configuration.maxBodyBytes, 64 * 1024) ? .NO : .YES  // (divided: no overflow)
         }
 
         // The body is complete, or the connection was resumed after an asynchronous handler.
@@ -582,6 +586,8 @@ public final class HTTPServer: Sendable {
     }
 
     private func sendHeartbeats() {
+        // Once stopping, every stream is being ended: no more pings.
+        if isDraining { return }
         let streams = lifecycle.withLock { Array($0.streams.values) }
         for stream in streams { stream.sendComment("ping") }
     }
