@@ -9,22 +9,10 @@ import Testing
     private static let cookie: UInt8 = 2
     private static let query: UInt8 = 8
 
-    /// Values packed as the C shim packs them: kind, key length, value length (`nil`: none), key, value.
-    private static func packed(_ values: [(kind: UInt8, key: String, value: String?)]) -> PackedValues {
-        var bytes: [UInt8] = []
-        for value in values {
-            bytes.append(value.kind)
-            withUnsafeBytes(of: UInt32(value.key.utf8.count)) { bytes.append(contentsOf: $0) }
-            withUnsafeBytes(of: value.value.map { UInt32($0.utf8.count) } ?? UInt32.max) { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: value.key.utf8)
-            bytes.append(contentsOf: (value.value ?? "").utf8)
-        }
-        return PackedValues(bytes: bytes)
-    }
 
     @Test func theFirstCookieOfANameWinsAndCookiesAreNotDecoded() {
         let values = RequestValues(
-            packed: Self.packed([
+            packed: packedValues([
                 (PackedValues.headerKind, "Cookie", "mvvmr_session=first%20one; mvvmr_session=second"),
                 (PackedValues.headerKind, "cookie", " empty ;q=\"quoted\""), (PackedValues.headerKind, "Host", "h"),
                 // The library's own cookie entries are not read: MicroHTTP parses the fields.
@@ -36,7 +24,7 @@ import Testing
 
     @Test func queryParametersAreDecodedInOrderAndUndecodableOnesDropped() {
         let values = RequestValues(
-            packed: Self.packed([
+            packed: packedValues([
                 (Self.query, "last%45ventId", "5"), (Self.query, "flag", nil), (Self.query, "bad", "%zz"),
                 (Self.query, "nul", "a%00"), (Self.query, "path", "a%2Fb"), (Self.query, "flag", "again"),
             ]))
@@ -48,7 +36,7 @@ import Testing
     }
 
     @Test func aPackingCutInsideAValueKeepsOnlyTheWholeOnes() {
-        let whole = Self.packed([(PackedValues.headerKind, "Cookie", "a=1"), (Self.query, "b", "2")])
+        let whole = packedValues([(PackedValues.headerKind, "Cookie", "a=1"), (Self.query, "b", "2")])
         let cut = RequestValues(packed: PackedValues(bytes: Array(whole.bytes.dropLast())))
         #expect(cut.cookies == ["a": "1"])
         #expect(cut.query.isEmpty)

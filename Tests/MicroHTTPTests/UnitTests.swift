@@ -134,24 +134,12 @@ import Testing
         #expect(headers["Accept"] == nil)
     }
 
-    /// Values packed as the C shim packs them: kind, key length, value length (`nil`: none), key, value.
-    private static func packed(_ values: [(kind: UInt8, key: String, value: String?)]) -> PackedValues {
-        var bytes: [UInt8] = []
-        for value in values {
-            bytes.append(value.kind)
-            withUnsafeBytes(of: UInt32(value.key.utf8.count)) { bytes.append(contentsOf: $0) }
-            withUnsafeBytes(of: value.value.map { UInt32($0.utf8.count) } ?? UInt32.max) { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: value.key.utf8)
-            bytes.append(contentsOf: (value.value ?? "").utf8)
-        }
-        return PackedValues(bytes: bytes)
-    }
 
     @Test func headersReadFromTheLibrarysPackingSkipCookiesAndQueryValues() {
         let cookie: UInt8 = 2
         let query: UInt8 = 8
         let headers = HTTPHeaders(
-            packed: Self.packed([
+            packed: packedValues([
                 (PackedValues.headerKind, "Host", "example.org"), (cookie, "session", "abc"), (query, "flag", nil),
                 (PackedValues.headerKind, "X-Multi", "1"), (PackedValues.headerKind, "x-multi", "2"),
                 (PackedValues.headerKind, "X-Empty", ""),
@@ -169,14 +157,14 @@ import Testing
 
     @Test func changingHeadersReadFromTheLibraryKeepsTheOtherFields() {
         var headers = HTTPHeaders(
-            packed: Self.packed([(PackedValues.headerKind, "Host", "h"), (PackedValues.headerKind, "Accept", "a")]))
+            packed: packedValues([(PackedValues.headerKind, "Host", "h"), (PackedValues.headerKind, "Accept", "a")]))
         headers["accept"] = "b"
         headers.add(name: "X-New", value: "n")
         #expect(headers.fields == [HTTPHeader(name: "Host", value: "h"), HTTPHeader(name: "accept", value: "b"), HTTPHeader(name: "X-New", value: "n")])
     }
 
     @Test func aTruncatedPackingYieldsItsWholeValuesOnly() {
-        let whole = Self.packed([(PackedValues.headerKind, "A", "1"), (PackedValues.headerKind, "B", "2")])
+        let whole = packedValues([(PackedValues.headerKind, "A", "1"), (PackedValues.headerKind, "B", "2")])
         for cut in 0..<whole.bytes.count {
             let headers = HTTPHeaders(packed: PackedValues(bytes: Array(whole.bytes.prefix(cut))))
             let expected = cut >= 11 ? ["A"] : []

@@ -18,6 +18,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BINARY = os.environ.get("MVVMR_DEMO_BINARY", os.path.join(ROOT, ".build/debug/mvvmr-demo"))
 
 
+def rss_bytes(pid):
+    """The resident memory of process `pid`, from /proc (VmRSS)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

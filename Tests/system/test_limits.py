@@ -10,17 +10,11 @@ import json
 import re
 import time
 
-from conftest import EventReader
+from conftest import EventReader, rss_bytes
 
 MIB = 1024 * 1024
 
 
-def rss_bytes(server):
-    with open(f"/proc/{server.process.pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
 
 
 class KeepAliveClient:
@@ -61,7 +55,7 @@ def test_long_keys_and_long_values_are_refused_and_memory_stays_flat(start_serve
     session = login_session(server)
     client = KeepAliveClient(server.port, session)
     assert client.act("login", "username", "warm")[0] == 200
-    before = rss_bytes(server)
+    before = rss_bytes(server.process.pid)
     long_value = "v" * 20_000
     statuses = {}
     for index in range(2048):
@@ -76,7 +70,7 @@ def test_long_keys_and_long_values_are_refused_and_memory_stays_flat(start_serve
             assert (status, error_code(body)) == (413, "value_too_large"), body
             assert body["error"]["details"]["limit"] == 16384
         statuses[status] = statuses.get(status, 0) + 1
-    grown = rss_bytes(server) - before
+    grown = rss_bytes(server.process.pid) - before
     client.close()
     assert statuses == {400: 1024, 413: 1024}
     # Nothing was kept: the growth is the allocator's noise (the unbounded server grew by about 92 MiB here).
@@ -90,7 +84,7 @@ def test_keys_and_values_just_under_the_limits_fill_the_cache_to_its_bound_and_n
     session = login_session(server)
     client = KeepAliveClient(server.port, session)
     assert client.act("login", "username", "warm")[0] == 200
-    before = rss_bytes(server)
+    before = rss_bytes(server.process.pid)
     accepted = []
     refused = 0
     for index in range(2048):
@@ -105,7 +99,7 @@ def test_keys_and_values_just_under_the_limits_fill_the_cache_to_its_bound_and_n
             assert int(headers["retry-after"]) >= 1
             assert body["error"]["details"]["limit"] == 262144
             refused += 1
-    grown = rss_bytes(server) - before
+    grown = rss_bytes(server.process.pid) - before
     # Each entry holds about 16 KB (a 255-byte key, the 16 KB response with its patch, and only a digest of the
     # request): 16 fit in 256 KiB.
     assert 12 <= len(accepted) <= 17, len(accepted)
@@ -123,11 +117,11 @@ def test_sixty_kilobyte_usernames_are_refused(start_server):
     server = start_server()
     session = login_session(server)
     client = KeepAliveClient(server.port, session)
-    before = rss_bytes(server)
+    before = rss_bytes(server.process.pid)
     for index in range(300):
         status, _, body = client.act("login", "username", f"{index:05d}" + "n" * 60_000)
         assert (status, error_code(body)) == (413, "value_too_large"), body
-    grown = rss_bytes(server) - before
+    grown = rss_bytes(server.process.pid) - before
     client.close()
     # (The unbounded server took all 300 and grew by about 15 MiB.)
     assert grown < 4 * MIB, f"RSS grew by {grown / MIB:.1f} MiB"
@@ -140,11 +134,11 @@ def test_the_event_log_keeps_its_bytes_and_replay_falls_back_to_snapshots(start_
     session = login_session(server)
     first_seq = server.request("GET", "/api/session", session=session).json()["seq"]
     client = KeepAliveClient(server.port, session)
-    before = rss_bytes(server)
+    before = rss_bytes(server.process.pid)
     for index in range(300):
         status, _, body = client.act("login", "username", f"{index:05d}" + "n" * 60_000)
         assert status == 200, body
-    grown = rss_bytes(server) - before
+    grown = rss_bytes(server.process.pid) - before
     client.close()
     # 300 events of 60 KB would be 18 MB; the log keeps at most 256 KiB of them, and the page's patch
     # history at most 64 KiB (the unbounded server grew by about 18 MiB here).

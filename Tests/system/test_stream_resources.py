@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import EventReader
+from conftest import EventReader, rss_bytes
 
 IP_BIND_ADDRESS_NO_PORT = 24  # linux/in.h: pick the source port at connect time, not at bind
 
@@ -27,12 +27,6 @@ def descriptor_count(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def rss_bytes(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
 
 
 def wait_until(condition, timeout):
