@@ -125,6 +125,11 @@ final class ConnectionWatcher: Sendable {
         wake.data.u64 = Self.wakeToken
         // EEXIST: started before, by a server whose start failed afterwards and is being started again.
         guard epoll_ctl(epollDescriptor, EPOLL_CTL_ADD, wakeDescriptor, &wake) == 0 || errno == EEXIST else { return false }
+        // Set before the thread starts, so that its first look sees the interval (and does not ping at once).
+        state.withLock { state in
+            state.heartbeat = heartbeat
+            state.heartbeatMilliseconds = max(10, Self.milliseconds(heartbeatInterval))
+        }
         let retained = Unmanaged.passRetained(self)
         var thread = pthread_t()
         let created = pthread_create(
@@ -141,8 +146,6 @@ final class ConnectionWatcher: Sendable {
         state.withLock { state in
             state.running = true
             state.thread = thread
-            state.heartbeat = heartbeat
-            state.heartbeatMilliseconds = max(10, Self.milliseconds(heartbeatInterval))
         }
         return true
     }
@@ -279,8 +282,8 @@ final class ConnectionWatcher: Sendable {
         while true {
             let (heartbeat, heartbeatMilliseconds) = state.withLock { ($0.heartbeat, $0.heartbeatMilliseconds) }
             let now = Self.nowMilliseconds()
-            if nextHeartbeat == 0 { nextHeartbeat = now &+ heartbeatMilliseconds }
-            if let heartbeat, heartbeatMilliseconds > 0, now >= nextHeartbeat {
+            if nextHeartbeat == 0 && heartbeatMilliseconds > 0 { nextHeartbeat = now &+ heartbeatMilliseconds }
+            if let heartbeat, nextHeartbeat != 0, now >= nextHeartbeat {
                 heartbeat()
                 nextHeartbeat = now &+ heartbeatMilliseconds
             }
