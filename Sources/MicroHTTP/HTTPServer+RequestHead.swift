@@ -30,9 +30,12 @@ extension HTTPServer {
     ///   - context: the request's state; its `packedValues` are set.
     ///   - connection: the library's connection.
     ///   - url: the request target as received.
+    ///   - version: the request's HTTP version as received (`HTTP/1.1`).
     /// - Returns: 414 or 431 for a head over `maxHeaderBytes`, 400 `malformed_request` for framing that could
     ///   smuggle a request, 413 for a declared body over `maxBodyBytes`, or `nil`.
-    func refusalOfHead(of context: RequestContext, connection: OpaquePointer, url: UnsafePointer<CChar>) -> HTTPError? {
+    func refusalOfHead(
+        of context: RequestContext, connection: OpaquePointer, url: UnsafePointer<CChar>, version: UnsafePointer<CChar>?
+    ) -> HTTPError? {
         let headerLimit = max(4096, configuration.maxHeaderBytes)
         if mvvmr_mhd_request_header_size(connection) > headerLimit {
             return strlen(url) > headerLimit
@@ -43,6 +46,10 @@ extension HTTPServer {
         switch RequestFraming.read(values) {
         case .failure(let problem):
             return .malformedRequest(problem)
+        case .success(.chunked) where version.map({ strcmp($0, "HTTP/1.0") == 0 }) ?? false:
+            // RFC 9112, 6.1: a Transfer-Encoding in an HTTP/1.0 request is faulty framing (1.0 has no chunked
+            // coding, so an HTTP/1.0 proxy in front would have read the body differently).
+            return .malformedRequest(.transferEncodingInHTTP10)
         case .success(.contentLength(let length)) where length > UInt64(max(0, configuration.maxBodyBytes)):
             return .payloadTooLarge(limit: configuration.maxBodyBytes)
         case .success:

@@ -147,13 +147,13 @@ public final class HTTPServer: Sendable {
             }
             return mvvmr_mhd_start_daemon(
                 &settings,
-                { context, connection, url, method, _, uploadData, uploadDataSize, requestSlot in
+                { context, connection, url, method, version, uploadData, uploadDataSize, requestSlot in
                     guard let context, let connection, let url, let method, let uploadDataSize, let requestSlot else {
                         return .NO
                     }
                     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
                     return server.handleAccess(
-                        connection: connection, url: url, method: method, uploadData: uploadData,
+                        connection: connection, url: url, method: method, version: version, uploadData: uploadData,
                         uploadDataSize: uploadDataSize, requestSlot: requestSlot)
                 },
                 context,
@@ -269,6 +269,7 @@ public final class HTTPServer: Sendable {
         connection: OpaquePointer,
         url: UnsafePointer<CChar>,
         method: UnsafePointer<CChar>,
+        version: UnsafePointer<CChar>?,
         uploadData: UnsafePointer<CChar>?,
         uploadDataSize: UnsafeMutablePointer<Int>,
         requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
@@ -279,7 +280,7 @@ public final class HTTPServer: Sendable {
             let context = RequestContext(connection: ConnectionHandle(pointer: connection))
             requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
             activeRequests.add(1, ordering: .relaxed)
-            if let refusal = refusalOfHead(of: context, connection: connection, url: url) {
+            if let refusal = refusalOfHead(of: context, connection: connection, url: url, version: version) {
                 // Answer before reading any of the body, so no byte of it is ever read as a request; the
                 // library closes the connection after this.
                 context.rejection = refusal

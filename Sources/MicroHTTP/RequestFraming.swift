@@ -27,6 +27,7 @@ enum RequestFraming: Equatable, Sendable {
         case duplicateHost = "duplicate_host"
         case whitespaceBeforeColon = "whitespace_before_colon"
         case invalidFieldName = "invalid_field_name"
+        case transferEncodingInHTTP10 = "transfer_encoding_in_http_1_0"
 
         /// A sentence naming the problem, for the error's `message`.
         var message: String {
@@ -38,6 +39,7 @@ enum RequestFraming: Equatable, Sendable {
             case .duplicateHost: "The request has more than one Host header field."
             case .whitespaceBeforeColon: "A header field name is followed by whitespace before its colon."
             case .invalidFieldName: "A header field name holds a character that is not allowed in a name."
+            case .transferEncodingInHTTP10: "An HTTP/1.0 request cannot carry a Transfer-Encoding."
             }
         }
     }

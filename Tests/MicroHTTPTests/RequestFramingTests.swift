@@ -189,6 +189,10 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
         // The first field line begins with whitespace: libmicrohttpd keeps it in the name, so it reads no body and
         // would take the chunk's bytes for the next request.
         Case(
+            name: "Transfer-Encoding in an HTTP/1.0 request",
+            bytes: "POST /healthz HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            problem: .transferEncodingInHTTP10),
+        Case(
             name: "a first field line beginning with a space",
             bytes: "POST /healthz HTTP/1.1\r\n Transfer-Encoding: chunked\r\nHost: x\r\n\r\n0\r\n\r\nGET /units HTTP/1.1\r\nHost: x\r\n\r\n",
             problem: .invalidFieldName),
