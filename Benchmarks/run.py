@@ -24,6 +24,7 @@ import re
 import signal
 import socket
 import subprocess
+import tempfile
 import sys
 import time  # noqa: E401
 
@@ -674,7 +675,7 @@ SOAK_STREAMS_PER_WORKER = 3      # SSE streams a worker keeps open at once, open
 SOAK_QUICK_SECONDS = 40
 SOAK_RSS_SLACK_MIB = 8           # allocator arenas and caches beyond the sessions' own bound
 SOAK_DESCRIPTOR_SLACK = 2        # descriptors the server may open lazily (files it reads on first use); at most 1 seen
-SOAK_HEARTBEAT_SECONDS = 5       # a closed stream is noticed at its next write: this heartbeat at the latest
+SOAK_HEARTBEAT_SECONDS = 5       # a closed stream is noticed at once (hang-up watcher); at its next write at the latest
 SOAK_SETTLE_SECONDS = 2 * SOAK_HEARTBEAT_SECONDS + 2
 
 
@@ -689,7 +690,9 @@ def section_soak(quick, seconds=None):
     warm_up = max(5.0, seconds * 0.2)
     rss_bound_mib = SOAK_SESSIONS * 1 + SOAK_RSS_SLACK_MIB
     port = free_port()
-    with Server(demo_command(port, {"HEARTBEAT_SECONDS": SOAK_HEARTBEAT_SECONDS}), port) as server:
+    # The server's standard error is kept, so that a crash under the soak shows its message and backtrace.
+    server_log = os.path.join(tempfile.gettempdir(), f"mvvmr-soak-server-{port}.log")
+    with Server(demo_command(port, {"HEARTBEAT_SECONDS": SOAK_HEARTBEAT_SECONDS}), port, stderr_path=server_log) as server:
         pid = server.process.pid
 
         def rss_kib():
@@ -879,6 +882,10 @@ def section_soak(quick, seconds=None):
         failures.append(f"soak: RSS grew {growth_mib:.1f} MiB after the warm-up, above the {rss_bound_mib} MiB bound")
     if failed:
         failures.append(f"soak: {failed} unexpected answers or broken connections, e.g. {error_examples}")
+        with open(server_log, errors="replace") as log_file:
+            tail = log_file.read()[-3000:]
+        if tail.strip():
+            failures.append(f"soak: the server's standard error ({server_log}) ends with:\n{tail}")
     mib = lambda kib: f"{kib / 1024:,.1f} MiB"  # noqa: E731
     table = [
         "| figure | measured | bound |",
@@ -900,8 +907,8 @@ def section_soak(quick, seconds=None):
               "JSON, unknown action, fractional `rev`, negative `Last-Event-ID`, bad escape, unknown session), each "
               "checked for its expected status. RSS (`VmRSS`) and descriptors (`/proc/PID/fd`) are sampled every second. "
               f"Bounds (`--quick` fails beyond them): descriptors after the streams closed and at most "
-              f"{SOAK_SETTLE_SECONDS} s of settling (a closed stream is noticed at its next write, the heartbeat at "
-              f"the latest) within {SOAK_DESCRIPTOR_SLACK} of the start; RSS growth after the warm-up within "
+              f"{SOAK_SETTLE_SECONDS} s of settling (a closed stream is noticed at once, by the server's hang-up "
+              f"watcher, and at its next write, the heartbeat, at the latest) within {SOAK_DESCRIPTOR_SLACK} of the start; RSS growth after the warm-up within "
               f"{SOAK_SESSIONS} sessions × 1 MiB (MAX_SESSION_BYTES) + {SOAK_RSS_SLACK_MIB} MiB of allocator slack; no "
               "unexpected answer.")
     return "soak", "Soak", method, table, None, failures

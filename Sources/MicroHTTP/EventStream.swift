@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Dispatch
 import Locking
 
 #if canImport(Glibc)
@@ -69,7 +70,7 @@ public final class EventStream: Sendable {
     }
 
     /// What is left to do, outside the lock, once a taken-over stream is over.
-    private struct Ending {
+    private struct Ending: Sendable {
         let reason: Termination
         let handlers: [@Sendable (Termination) -> Void]
         let unregister: (@Sendable () -> Void)?
@@ -77,6 +78,14 @@ public final class EventStream: Sendable {
         func run() {
             unregister?()
             for handler in handlers { handler(reason) }
+        }
+
+        /// Runs it on another thread: for an ending caused by ``send(bytes:)``, ``close()`` or `end`, whose caller
+        /// may hold its own locks (MVVMRServer sends events inside its session's lock) that the termination handlers
+        /// take (a session detaches the stream). Run inline they would deadlock, or trap on a lock taken twice. As on
+        /// the library's path, handlers run after the call that ended the stream has returned.
+        func runElsewhere() {
+            DispatchQueue.global().async { run() }
         }
     }
 
@@ -176,7 +185,7 @@ public final class EventStream: Sendable {
             Self.resumeIfSuspended(&state)
             return (true, nil)
         }
-        ending?.run()
+        ending?.runElsewhere()
         return accepted
     }
 
@@ -194,7 +203,7 @@ public final class EventStream: Sendable {
             Self.resumeIfSuspended(&state)
             return nil
         }
-        ending?.run()
+        ending?.runElsewhere()
     }
 
     // MARK: - Served by MicroHTTP (taken over from the library)

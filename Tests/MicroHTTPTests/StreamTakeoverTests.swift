@@ -259,6 +259,30 @@ private func openStream(port: Int) throws -> RawConnection {
         }
     }
 
+    /// A send that ends the stream (here: overflow) must not run the termination handlers inside the call: the
+    /// MVVMR server sends events while holding its session's lock, and its handler takes that lock to detach the
+    /// stream. Run inline, the handler took the lock a second time and trapped the whole process (found by the soak).
+    @Test func terminationHandlersOfAStreamEndedBySendDoNotRunInsideTheSend() async throws {
+        let route = StreamRoute()
+        let sessionLock = Locked(0)
+        try await withServer(router: route.router(bufferLimit: 64)) { server in
+            let port = server.port
+            let client = try await blocking { () throws -> EventStreamClient in
+                let client = try EventStreamClient(port: port, target: "/events")
+                _ = try client.nextEvent()
+                return client
+            }
+            defer { client.connection.close() }
+            let stream = try #require(route.streams.value.first)
+            stream.onTermination { _ in sessionLock.withLock { $0 += 1 } }
+            // Held across the send, as a session holds its lock while it sends an event.
+            let accepted = sessionLock.withLock { _ in stream.send(data: String(repeating: "z", count: 200)) }
+            #expect(!accepted)
+            #expect(await eventually { sessionLock.withLock { $0 } == 1 })
+            #expect(route.reasons.value == [.bufferOverflow])
+        }
+    }
+
     @Test func aClientThatStopsReadingOverflowsAndIsClosedOnce() async throws {
         let route = StreamRoute()
         try await withServer(router: route.router(bufferLimit: 64 * 1024)) { server in
