@@ -188,7 +188,7 @@ extension PageServer {
         if isDraining { throw .draining }
         if let retryAfter = newSessionLimiter.admit(clientAddress(request)) { throw .rateLimited(retryAfter: retryAfter) }
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: registry, services: services, limits: sessionLimits)
+            identifier: SessionIdentifier.generate(), registry: registry, services: services, sharedLimits: sharedSessionLimits)
         let started: NavigationResult
         do throws(PageError) {
             started = try session.pages.start(at: unit, parameters: parameters)

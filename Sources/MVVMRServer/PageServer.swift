@@ -33,6 +33,8 @@ public final class PageServer: Sendable {
     let newSessionLimiter: NewSessionRateLimiter
     /// What each session may hold, from the configuration.
     let sessionLimits: SessionLimits
+    /// The same limits, as the one reference every session holds.
+    let sharedSessionLimits: SharedSessionLimits
     let streamsPerAddress: OpenStreamsPerAddress
     let staticFiles: StaticFiles
     let unitsBody: [UInt8]
@@ -75,6 +77,7 @@ public final class PageServer: Sendable {
             allowedOrigins: configuration.allowedOrigins)
         newSessionLimiter = NewSessionRateLimiter(limitPerMinute: configuration.newSessionsPerIPPerMinute)
         sessionLimits = SessionLimits(configuration)
+        sharedSessionLimits = SharedSessionLimits(sessionLimits)
         streamsPerAddress = OpenStreamsPerAddress(limit: configuration.maxStreamsPerIP)
         staticFiles = StaticFiles(directory: configuration.publicDirectory)
         unitsBody = Self.unitsDocument(registry).jsonBytes

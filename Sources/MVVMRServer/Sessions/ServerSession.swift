@@ -43,7 +43,9 @@ final class ServerSession: Sendable {
 
     let identifier: String
     let pages: PageSession
-    let limits: SessionLimits
+    private let sharedLimits: SharedSessionLimits
+    /// What the session may hold (its server's, shared).
+    var limits: SessionLimits { sharedLimits.limits }
     let streamState: Locked<StreamState>
     /// The idempotency cache's bytes, mirrored here so that the session's total can be read while the
     /// idempotency lock is held (a keyed action checks the total inside it).
@@ -62,9 +64,15 @@ final class ServerSession: Sendable {
                         byteLimit: limits.idempotencyBytes)))
     }
 
-    init(identifier: String, registry: UnitRegistry, services: Services, limits: SessionLimits = SessionLimits()) {
+    /// A session with its own copy of `limits` (tests; a server shares one, see the other initialiser).
+    convenience init(identifier: String, registry: UnitRegistry, services: Services, limits: SessionLimits = SessionLimits()) {
+        self.init(identifier: identifier, registry: registry, services: services, sharedLimits: SharedSessionLimits(limits))
+    }
+
+    init(identifier: String, registry: UnitRegistry, services: Services, sharedLimits: SharedSessionLimits) {
         self.identifier = identifier
-        self.limits = limits
+        self.sharedLimits = sharedLimits
+        let limits = sharedLimits.limits
         let streamState = Locked(
             StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
         self.streamState = streamState
