@@ -674,11 +674,7 @@ private final class TerminationLog: Sendable {
         try await withServer(router: eventStreamRouter(streams: streams)) { server in
             let port = server.port
             let clients = try await blocking { () throws -> [EventStreamClient] in
-                try (0..<3).map { _ in
-                    let client = try EventStreamClient(port: port, target: "/events")
-                    _ = try client.nextEvent()
-                    return client
-                }
+                try openedEventStreams(count: 3, port: port)
             }
             defer { for client in clients { client.connection.close() } }
             #expect(await eventually { server.openStreamCount == 3 })

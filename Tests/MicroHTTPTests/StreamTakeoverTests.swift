@@ -187,11 +187,7 @@ private func openStream(port: Int) throws -> RawConnection {
         try await withServer(router: route.router(), configure: { $0.maxConnections = 3 }) { server in
             let port = server.port
             let clients = try await blocking { () throws -> [EventStreamClient] in
-                try (0..<3).map { _ in
-                    let client = try EventStreamClient(port: port, target: "/events")
-                    _ = try client.nextEvent()
-                    return client
-                }
+                try openedEventStreams(count: 3, port: port)
             }
             defer { for client in clients { client.connection.close() } }
             #expect(await eventually { server.openStreamCount == 3 })
@@ -227,11 +223,7 @@ private func openStream(port: Int) throws -> RawConnection {
         try await withServer(router: route.router(), configure: { $0.maxConnectionsPerIP = 2 }) { server in
             let port = server.port
             let clients = try await blocking { () throws -> [EventStreamClient] in
-                try (0..<2).map { _ in
-                    let client = try EventStreamClient(port: port, target: "/events")
-                    _ = try client.nextEvent()
-                    return client
-                }
+                try openedEventStreams(count: 2, port: port)
             }
             defer { for client in clients { client.connection.close() } }
             #expect(await eventually { server.openStreamCount == 2 })
@@ -377,11 +369,7 @@ private func openStream(port: Int) throws -> RawConnection {
         try await withServer(router: route.router(bufferLimit: 64 << 20)) { server in
             let port = server.port
             let clients = try await blocking { () throws -> [EventStreamClient] in
-                try (0..<4).map { _ in
-                    let client = try EventStreamClient(port: port, target: "/events")
-                    _ = try client.nextEvent()
-                    return client
-                }
+                try openedEventStreams(count: 4, port: port)
             }
             defer { for client in clients { client.connection.close() } }
             #expect(clients.allSatisfy { $0.head.header("Connection") == "close" })
@@ -432,11 +420,7 @@ private func openStream(port: Int) throws -> RawConnection {
             let port = server.port
             let count = 300
             let open = { @Sendable () throws -> [EventStreamClient] in
-                try (0..<count).map { _ in
-                    let client = try EventStreamClient(port: port, target: "/events")
-                    _ = try client.nextEvent()
-                    return client
-                }
+                try openedEventStreams(count: count, port: port)
             }
             // Warm up (allocator arenas, the tables' capacity), and let those streams go again.
             for client in try await blocking(open) { client.connection.close() }
@@ -464,11 +448,7 @@ private func openStream(port: Int) throws -> RawConnection {
             try await Task.sleep(for: .milliseconds(100))  // that connection is closed on both sides by now
             let before = openDescriptorCount()
             let clients = try await blocking { () throws -> [EventStreamClient] in
-                try (0..<200).map { _ in
-                    let client = try EventStreamClient(port: port, target: "/events")
-                    _ = try client.nextEvent()
-                    return client
-                }
+                try openedEventStreams(count: 200, port: port)
             }
             #expect(await eventually { server.openStreamCount == 200 })
             // Each stream holds its client's socket and the server's one (the library's own is closed).

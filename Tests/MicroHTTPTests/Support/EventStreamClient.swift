@@ -105,3 +105,13 @@ final class EventStreamClient: @unchecked Sendable {
         return nil
     }
 }
+
+/// `count` event streams of `/events` opened one after another, each past its first event (blocking: call it
+/// inside `blocking { }`).
+func openedEventStreams(count: Int, port: Int) throws -> [EventStreamClient] {
+    try (0..<count).map { _ in
+        let client = try EventStreamClient(port: port, target: "/events")
+        _ = try client.nextEvent()
+        return client
+    }
+}
