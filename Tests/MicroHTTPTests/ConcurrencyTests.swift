@@ -109,7 +109,9 @@ import Testing
             }
             #expect(fastAnswers == (0..<100).map(String.init))
             #expect(!slowAnswered.value)
-            #expect(server.activeRequestCount == 1)
+            // The library reports a request complete just after its response went out: the last fast one may
+            // still be counted for a moment.
+            #expect(await eventually { server.activeRequestCount == 1 })
             gate.open()
             let response = try await slow.value
             #expect(response.status == 200)

@@ -117,11 +117,12 @@ private var deadlineRouter: HTTPRouter {
                     for round in 0..<3 {
                         let half = try (0..<20).map { _ in try RawConnection(port: port) }
                         for connection in half { try connection.send("GET /pi") }
-                        // Close them over 950-1,100 ms: some before their cut, some during it, some after.
+                        // Close them over 950-1,350 ms, longer than the watcher's 250 ms tick, so that every round
+                        // has some closed before their cut, some during it and some after (at least one is cut).
                         usleep(950_000)
                         for (index, connection) in half.enumerated() {
                             if index % 2 == round % 2 { connection.reset() } else { connection.close() }
-                            usleep(7_000)
+                            usleep(20_000)
                         }
                     }
                 }
@@ -129,7 +130,7 @@ private var deadlineRouter: HTTPRouter {
             let (answered, failed) = await blocking { () -> (Int, [String]) in
                 var answered = 0
                 var failed: [String] = []
-                let deadline = ContinuousClock.now + .milliseconds(3600)
+                let deadline = ContinuousClock.now + .milliseconds(4200)
                 while ContinuousClock.now < deadline {
                     do {
                         let response = try RawHTTP.request(port: port, "GET", "/ping")
