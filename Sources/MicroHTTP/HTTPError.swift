@@ -75,17 +75,20 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         )
     }
 
+    /// An error for a limit the request met, with the limit as `details.limit`: the one shape of MicroHTTP's
+    /// 413, 414, 429, 431 and 503 answers for limits.
+    static func limitReached(status: Int, code: String, message: String, limit: Int, headers: HTTPHeaders) -> HTTPError {
+        HTTPError(
+            status: status, code: code, message: message, detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8), headers: headers)
+    }
+
     /// 413 `payload_too_large`: the body is over the configured limit; the connection closes after it.
     /// - Parameter limit: the limit in bytes.
     /// - Returns: the error.
     public static func payloadTooLarge(limit: Int) -> HTTPError {
-        HTTPError(
-            status: 413,
-            code: "payload_too_large",
-            message: "The request body is larger than \(limit) bytes.",
-            detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8),
-            headers: ["Connection": "close"]
-        )
+        limitReached(
+            status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.", limit: limit,
+            headers: ["Connection": "close"])
     }
 
     /// 400 `invalid_path`: the path cannot be decoded or names something that is never served

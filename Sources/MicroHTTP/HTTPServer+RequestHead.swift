@@ -64,10 +64,10 @@ extension HTTPError {
     /// - Parameter limit: the limit in bytes.
     /// - Returns: the error.
     static func headerFieldsTooLarge(limit: Int) -> HTTPError {
-        HTTPError(
+        limitReached(
             status: 431, code: "header_fields_too_large",
             message: "The request's header section is larger than \(limit) bytes.",
-            detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8), headers: ["Connection": "close"])
+            limit: limit, headers: ["Connection": "close"])
     }
 
     /// 414 `uri_too_long`: the request target alone is over `maxHeaderBytes`; `details.limit`; the connection
@@ -75,8 +75,8 @@ extension HTTPError {
     /// - Parameter limit: the limit in bytes.
     /// - Returns: the error.
     static func uriTooLong(limit: Int) -> HTTPError {
-        HTTPError(
+        limitReached(
             status: 414, code: "uri_too_long", message: "The request target is longer than \(limit) bytes.",
-            detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8), headers: ["Connection": "close"])
+            limit: limit, headers: ["Connection": "close"])
     }
 }

@@ -48,10 +48,10 @@ extension HTTPError {
     /// - Parameter limit: the limit.
     /// - Returns: the error.
     static func streamCapacityReached(limit: Int) -> HTTPError {
-        HTTPError(
+        limitReached(
             status: 503, code: "stream_capacity_reached",
             message: "The server holds as many event streams as it allows; retry later.",
-            detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8), headers: ["Retry-After": "5"])
+            limit: limit, headers: ["Retry-After": "5"])
     }
 
     /// 429 `too_many_streams_from_address`: as many event streams as `maxConnectionsPerIP` are open from the
@@ -59,9 +59,9 @@ extension HTTPError {
     /// - Parameter limit: the limit.
     /// - Returns: the error.
     static func tooManyStreamsFromAddress(limit: Int) -> HTTPError {
-        HTTPError(
+        limitReached(
             status: 429, code: "too_many_streams_from_address",
             message: "This address holds as many event streams as the server allows one address; close one first.",
-            detailsJSON: Array(#"{"limit":\#(limit)}"#.utf8), headers: ["Retry-After": "5"])
+            limit: limit, headers: ["Retry-After": "5"])
     }
 }
