@@ -26,7 +26,7 @@ public final class PageServer: Sendable {
     public let configuration: ServerConfiguration
     let registry: UnitRegistry
     let services: Services
-    let sessions: SessionStore<ServerSession>
+    let sessions: SessionTable<ServerSession>
     let logger: Logger
     let metrics = MetricsRegistry()
     let originPolicy: OriginPolicy
@@ -71,7 +71,7 @@ public final class PageServer: Sendable {
         self.services = services
         self.configuration = configuration
         self.logger = logger ?? Logger(level: configuration.logLevel)
-        sessions = SessionStore(capacity: configuration.maxSessions)
+        sessions = SessionTable(capacity: configuration.maxSessions)
         originPolicy = OriginPolicy(
             publicOrigin: configuration.publicOrigin.isEmpty ? nil : configuration.publicOrigin,
             allowedOrigins: configuration.allowedOrigins)

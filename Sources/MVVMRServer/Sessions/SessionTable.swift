@@ -4,10 +4,10 @@ import Locking
 ///
 /// A session is *idle* while it has no open event stream. Idle sessions sit in one of two
 /// least-recently-used lists: those that made only one request (a drive-by `GET`, a crawler) and those
-/// that came back. When the store is full, a new session evicts the least recently used idle session of
+/// that came back. When the table is full, a new session evicts the least recently used idle session of
 /// the first list, else of the second; when no session is idle, the new one is refused. Expiry walks the
 /// same lists from their oldest end, so both eviction and expiry cost O(1) per session touched.
-final class SessionStore<Entry: Sendable>: Sendable {
+final class SessionTable<Entry: Sendable>: Sendable {
     private final class Node {
         let identifier: String
         let entry: Entry
@@ -30,7 +30,7 @@ final class SessionStore<Entry: Sendable>: Sendable {
     }
 
     /// A doubly linked list, oldest first. Links are strong both ways (a weak link would cost a side table per
-    /// session); every removal unlinks, and the store's deinit breaks what is left.
+    /// session); every removal unlinks, and the table's deinit breaks what is left.
     private struct List {
         var oldest: Node?
         var newest: Node?

@@ -2,57 +2,57 @@ import Testing
 
 @testable import MVVMRServer
 
-@Suite struct SessionStoreTests {
+@Suite struct SessionTableTests {
     @Test func evictsTheLeastRecentlyUsedOneRequestSessionFirst() {
-        let store = SessionStore<String>(capacity: 3)
-        #expect(store.insert("returning", identifier: "r").inserted)
-        #expect(store.touch("r") == "returning")
-        _ = store.insert("old drive-by", identifier: "a")
-        _ = store.insert("new drive-by", identifier: "b")
-        let result = store.insert("newest", identifier: "c")
+        let table = SessionTable<String>(capacity: 3)
+        #expect(table.insert("returning", identifier: "r").inserted)
+        #expect(table.touch("r") == "returning")
+        _ = table.insert("old drive-by", identifier: "a")
+        _ = table.insert("new drive-by", identifier: "b")
+        let result = table.insert("newest", identifier: "c")
         #expect(result.inserted)
         #expect(result.evicted == "old drive-by")
-        #expect(store.peek("a") == nil)
-        #expect(store.count == 3)
+        #expect(table.peek("a") == nil)
+        #expect(table.count == 3)
     }
 
     @Test func returningSessionsGoOnlyWhenNoDriveByIsLeft() {
-        let store = SessionStore<String>(capacity: 2)
-        _ = store.insert("one", identifier: "1")
-        _ = store.insert("two", identifier: "2")
-        _ = store.touch("1")
-        _ = store.touch("2")
-        _ = store.touch("1")
-        let result = store.insert("three", identifier: "3")
+        let table = SessionTable<String>(capacity: 2)
+        _ = table.insert("one", identifier: "1")
+        _ = table.insert("two", identifier: "2")
+        _ = table.touch("1")
+        _ = table.touch("2")
+        _ = table.touch("1")
+        let result = table.insert("three", identifier: "3")
         #expect(result.evicted == "two")
     }
 
     @Test func sessionsWithOpenStreamsAreNeitherEvictedNorExpired() {
-        let store = SessionStore<String>(capacity: 1)
-        _ = store.insert("streaming", identifier: "s")
-        store.streamOpened("s")
-        let refused = store.insert("other", identifier: "o")
+        let table = SessionTable<String>(capacity: 1)
+        _ = table.insert("streaming", identifier: "s")
+        table.streamOpened("s")
+        let refused = table.insert("other", identifier: "o")
         #expect(!refused.inserted)
         #expect(refused.evicted == nil)
-        #expect(store.removeExpired(timeToLive: .zero).isEmpty)
-        store.streamClosed("s")
-        #expect(store.removeExpired(timeToLive: .zero) == ["streaming"])
-        #expect(store.count == 0)
+        #expect(table.removeExpired(timeToLive: .zero).isEmpty)
+        table.streamClosed("s")
+        #expect(table.removeExpired(timeToLive: .zero) == ["streaming"])
+        #expect(table.count == 0)
     }
 
     @Test func expiryTakesOnlySessionsIdleForTheTimeToLive() {
-        let store = SessionStore<String>(capacity: 10)
-        _ = store.insert("a", identifier: "a")
-        #expect(store.removeExpired(timeToLive: .seconds(60)).isEmpty)
-        #expect(store.removeExpired(timeToLive: .zero) == ["a"])
+        let table = SessionTable<String>(capacity: 10)
+        _ = table.insert("a", identifier: "a")
+        #expect(table.removeExpired(timeToLive: .seconds(60)).isEmpty)
+        #expect(table.removeExpired(timeToLive: .zero) == ["a"])
     }
 
     @Test func removeForgetsTheSession() {
-        let store = SessionStore<String>(capacity: 2)
-        _ = store.insert("a", identifier: "a")
-        #expect(store.remove("a") == "a")
-        #expect(store.remove("a") == nil)
-        #expect(store.touch("a") == nil)
+        let table = SessionTable<String>(capacity: 2)
+        _ = table.insert("a", identifier: "a")
+        #expect(table.remove("a") == "a")
+        #expect(table.remove("a") == nil)
+        #expect(table.touch("a") == nil)
     }
 }
 
@@ -72,7 +72,7 @@ import Testing
     @Test func replaysTheSameRequestAndRefusesAnotherBody() {
         var cache = IdempotencyCache()
         #expect(cache.lookup(key: "k", unit: "u", request: ["action": "a"]).isMiss)
-        cache.store(key: "k", unit: "u", request: ["action": "a", "value": 1], status: 200, body: [1, 2], now: .now)
+        cache.table(key: "k", unit: "u", request: ["action": "a", "value": 1], status: 200, body: [1, 2], now: .now)
         if case .replay(let status, let body) = cache.lookup(key: "k", unit: "u", request: ["value": 1, "action": "a"]) {
             #expect(status == 200 && body == [1, 2])
         } else {
@@ -85,8 +85,8 @@ import Testing
     @Test func forgetsKeysOlderThanTheRetention() {
         var cache = IdempotencyCache(retention: .seconds(1), capacity: 10)
         let start = ContinuousClock.now
-        cache.store(key: "old", unit: "u", request: nil, status: 200, body: [], now: start)
-        cache.store(key: "new", unit: "u", request: nil, status: 200, body: [], now: start + .seconds(2))
+        cache.table(key: "old", unit: "u", request: nil, status: 200, body: [], now: start)
+        cache.table(key: "new", unit: "u", request: nil, status: 200, body: [], now: start + .seconds(2))
         #expect(cache.lookup(key: "old", unit: "u", request: nil).isMiss)
         #expect(!cache.lookup(key: "new", unit: "u", request: nil).isMiss)
     }

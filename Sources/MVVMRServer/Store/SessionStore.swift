@@ -1,0 +1,163 @@
+/// One input record of a session as a store keeps it: the session's id, the record's number (1, 2, … within
+/// the session, with no gaps) and its JSON text, which the store never interprets.
+public struct StoredRecord: Sendable, Equatable {
+    /// The session's id.
+    public let session: String
+    /// The record's number within the session: 1 for the first, each next one greater by one.
+    public let number: Int
+    /// The record as JSON text (see `InputRecord`).
+    public let body: [UInt8]
+
+    /// A record to append or as loaded.
+    /// - Parameters:
+    ///   - session: the session's id.
+    ///   - number: its number within the session.
+    ///   - body: its JSON text.
+    public init(session: String, number: Int, body: [UInt8]) {
+        self.session = session
+        self.number = number
+        self.body = body
+    }
+}
+
+/// A compacted prefix of a session's log: a snapshot standing for every record up to `number`.
+public struct StoredSnapshot: Sendable, Equatable {
+    /// The last record number the snapshot stands for.
+    public let number: Int
+    /// The snapshot as JSON text.
+    public let body: [UInt8]
+
+    /// A snapshot standing for records 1 through `number`.
+    /// - Parameters:
+    ///   - number: the last record it stands for.
+    ///   - body: its JSON text.
+    public init(number: Int, body: [UInt8]) {
+        self.number = number
+        self.body = body
+    }
+}
+
+/// What a store holds of one session: its latest snapshot, if any, and every record after it, in order.
+public struct StoredSession: Sendable, Equatable {
+    /// The session's latest snapshot; records up to its number are gone.
+    public let snapshot: StoredSnapshot?
+    /// The records after the snapshot (or all of them), in number order.
+    public let records: [StoredRecord]
+
+    /// A session as loaded.
+    /// - Parameters:
+    ///   - snapshot: its latest snapshot.
+    ///   - records: the records after it, in order.
+    public init(snapshot: StoredSnapshot?, records: [StoredRecord]) {
+        self.snapshot = snapshot
+        self.records = records
+    }
+
+    /// The number of the session's last record (its snapshot's when no record follows it; 0 when empty).
+    public var lastNumber: Int { records.last?.number ?? snapshot?.number ?? 0 }
+}
+
+/// Why a store could not do what it was asked.
+public struct SessionStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of failure.
+    public enum Kind: String, Sendable, Equatable {
+        /// The store cannot write or read now: disk full, read-only, corrupt or missing file, I/O error.
+        /// A later call may succeed once the cause is gone.
+        case unavailable
+        /// An appended record's number is not one more than the session's last (a record before it failed, or
+        /// another writer owns the session): nothing was written.
+        case outOfOrder
+    }
+
+    /// The kind of failure.
+    public let kind: Kind
+    /// What went wrong, for the log (the store's own words, e.g. SQLite's message).
+    public let message: String
+
+    /// A failure of `kind`.
+    /// - Parameters:
+    ///   - kind: the kind.
+    ///   - message: what went wrong.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The kind and the message.
+    public var description: String { "\(kind.rawValue): \(message)" }
+}
+
+/// How durable an appended record is before its append completes.
+public enum SessionDurability: String, Sendable, Equatable, CaseIterable {
+    /// Written to the operating system: survives the process being killed (`kill -9`), not a power loss.
+    case process
+    /// Flushed to the disk (`fsync`) at every commit: survives a power loss.
+    case machine
+}
+
+/// Where sessions' input logs are kept, so a session can be restored by replaying them: the one seam between
+/// the session core and its storage (memory, SQLite, later a distributed log).
+///
+/// Appends are queued and committed in groups (records of many sessions in one commit); each completes, in
+/// the order queued, once its record is durable at the store's ``SessionDurability`` or has failed. A record
+/// whose number is not the session's last plus one fails with ``SessionStoreError/Kind/outOfOrder`` and
+/// writes nothing: that fence keeps a session's log gap-free even when an earlier append failed. Record 1
+/// creates the session.
+///
+/// Every method is safe to call from any thread. Completions may run on the store's own thread or, for a
+/// store that completes at once, on the caller's; they must be quick and must not wait for the store.
+public protocol SessionStore: AnyObject, Sendable {
+    /// The durability an append has when it completes.
+    var durability: SessionDurability { get }
+
+    /// Queues `record` to be appended; `completion` runs once it is durable, or with why it is not.
+    /// - Parameters:
+    ///   - record: the record; its number must be the session's last plus one.
+    ///   - lastActive: the time of the input, in seconds since 1970, kept as the session's last activity.
+    ///   - completion: runs once, in queue order, with the outcome.
+    func append(
+        _ record: StoredRecord, lastActive: Int64,
+        completion: @escaping @Sendable (Result<Void, SessionStoreError>) -> Void)
+
+    /// What the store holds of `session`: nil when it has no such session.
+    /// - Parameter session: the session's id.
+    func load(_ session: String) throws(SessionStoreError) -> StoredSession?
+
+    /// Replaces the records up to `snapshot.number` with `snapshot` (compaction), atomically.
+    /// - Parameters:
+    ///   - snapshot: the snapshot; its number must not be past the session's last record.
+    ///   - session: the session's id.
+    func saveSnapshot(_ snapshot: StoredSnapshot, of session: String) throws(SessionStoreError)
+
+    /// Removes the records with the given numbers (a released page's), keeping the session and its other
+    /// records; the numbering goes on from the last one.
+    /// - Parameters:
+    ///   - numbers: the records' numbers.
+    ///   - session: the session's id.
+    func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError)
+
+    /// Records that `session` was last active at `time` (a read that appended nothing, or passivation).
+    /// - Parameters:
+    ///   - session: the session's id.
+    ///   - time: seconds since 1970.
+    func touch(_ session: String, at time: Int64) throws(SessionStoreError)
+
+    /// Deletes `session`: its records, its snapshot and its last activity. Deleting an unknown one is no error.
+    /// - Parameter session: the session's id.
+    func delete(_ session: String) throws(SessionStoreError)
+
+    /// The ids of up to `limit` sessions last active before `time`, oldest first (to expire them).
+    /// - Parameters:
+    ///   - time: seconds since 1970.
+    ///   - limit: how many at most.
+    func sessions(lastActiveBefore time: Int64, limit: Int) throws(SessionStoreError) -> [String]
+
+    /// How many sessions the store holds.
+    func sessionCount() throws(SessionStoreError) -> Int
+
+    /// Returns once every append queued before the call has completed.
+    func flush()
+
+    /// Completes what is queued, then closes the store; later calls fail with `unavailable`.
+    func close()
+}
