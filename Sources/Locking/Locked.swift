@@ -8,7 +8,8 @@
     import Synchronization
 #endif
 
-/// The project's one lock: a value that is only ever read or changed while a lock is held.
+/// The project's one lock: a value that is only ever read or changed while a lock is held. (Where a thread
+/// must sleep until the value changes, ``Monitor`` adds a condition variable to a pthread mutex.)
 ///
 /// Normal builds use `Synchronization.Mutex`. ThreadSanitizer cannot see that lock and reports
 /// false races through it, so builds with `-D MVVMR_PTHREAD_LOCK` (the project's TSan run) use a
