@@ -28,6 +28,12 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // SQLite 3, for the session store's file; a prefixed shim for SQLITE_TRANSIENT, a macro Swift cannot import.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // A small HTTP server over libmicrohttpd; knows nothing of MVVM.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], swiftSettings: releaseSettings),
         // JSON values, JSON Pointer, a Codable coder for JSON values, RFC 6902 apply and diff; no other dependency.
@@ -36,8 +42,10 @@ let package = Package(
         .target(name: "MVVMR", dependencies: ["JSONPatch", "Locking"], swiftSettings: releaseSettings),
         // Tests pages without HTTP: the exhaustive PageTester.
         .target(name: "MVVMRTesting", dependencies: ["MVVMR", "JSONPatch"], swiftSettings: releaseSettings),
-        // Sessions, the page protocol's endpoints, SSE, configuration, health, metrics.
-        .target(name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking"], swiftSettings: releaseSettings),
+        // Sessions, the page protocol's endpoints, SSE, configuration, health, metrics, the session stores.
+        .target(
+            name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking", "CSQLite"],
+            swiftSettings: releaseSettings),
         // The Swift client SDK (URLSession).
         .target(name: "MVVMRClient", dependencies: ["JSONPatch"], swiftSettings: releaseSettings),
         // The demo's pages (no HTTP in them) and the demo server, the main job.

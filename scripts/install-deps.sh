@@ -5,7 +5,7 @@
 set -euo pipefail
 
 purpose="${1:-run}"
-apt_packages=(libmicrohttpd-dev pkg-config)
+apt_packages=(libmicrohttpd-dev libsqlite3-dev pkg-config)
 pip_packages=()
 case "$purpose" in
   run) ;;
