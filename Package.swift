@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "JSONPatchTests", dependencies: ["JSONPatch", "json-patch"]),
         .testTarget(name: "MVVMRTests", dependencies: ["MVVMR", "MVVMRTesting", "JSONPatch", "Locking"]),
         .testTarget(name: "MVVMRTestingTests", dependencies: ["MVVMRTesting", "MVVMR", "JSONPatch"]),
-        .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "JSONPatch"]),
+        .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "JSONPatch", "Locking"]),
         .testTarget(name: "MVVMRClientTests", dependencies: ["MVVMRClient", "MVVMRServer", "MVVMR", "JSONPatch"]),
         .testTarget(name: "DemoPagesTests", dependencies: ["DemoPages", "MVVMRTesting", "MVVMR", "JSONPatch"]),
     ],
