@@ -382,6 +382,8 @@ public final class HTTPServer: Sendable {
                 return queue(response, on: connection, for: context, method: method)
             case .asynchronous(let handle):
                 return runAsynchronously(handle, request: request, context: context, connection: connection)
+            case .deferred(let handle):
+                return runDeferred(handle, request: request, context: context, connection: connection, method: method)
             }
         }
     }
@@ -415,13 +417,64 @@ public final class HTTPServer: Sendable {
         return .YES
     }
 
-    /// Hands an asynchronous handler's response to the suspended connection; the first answer wins
-    /// (the handler's, or shutdown's 503).
+    private func runDeferred(
+        _ handle: @escaping @Sendable (HTTPRequest, DeferredResponder) throws -> HTTPResponse?,
+        request: HTTPRequest,
+        context: RequestContext,
+        connection: OpaquePointer,
+        method: UnsafePointer<CChar>
+    ) -> MHD_Result {
+        context.beginWaiting(.handling)
+        let accepted = lifecycle.withLock { state -> Bool in
+            guard state.phase == .running || state.phase == .draining else { return false }
+            state.waiting[ObjectIdentifier(context)] = context
+            return true
+        }
+        guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
+        let responder = DeferredResponder { [weak self, context] response in self?.complete(context, with: response) }
+        let immediate: HTTPResponse?
+        do {
+            immediate = try handle(request, responder)
+        } catch {
+            immediate = Self.response(for: error)
+        }
+        // An answer given already (returned, or through the responder while the handler ran) goes out now;
+        // otherwise the connection is suspended, inside the lock the responder's answer takes, until it comes.
+        let now: HTTPResponse? = context.phase?.withLock { phase in
+            switch phase {
+            case .ready(let response):
+                phase = .answered
+                return response
+            case .handling:
+                if let immediate {
+                    phase = .answered
+                    return immediate
+                }
+                phase = .waiting
+                MHD_suspend_connection(connection)
+                return nil
+            case .waiting, .answered:
+                return nil
+            }
+        }
+        if let now { return queue(now, on: connection, for: context, method: method) }
+        return .YES
+    }
+
+    /// Hands an asynchronous or deferred handler's response to the connection, resuming it if it is
+    /// suspended; the first answer wins (the handler's, or shutdown's 503).
     private func complete(_ context: RequestContext, with response: HTTPResponse) {
         context.phase?.withLock { phase in
-            guard case .waiting = phase else { return }
-            phase = .ready(response)
-            MHD_resume_connection(context.connection.pointer)
+            switch phase {
+            case .waiting:
+                phase = .ready(response)
+                MHD_resume_connection(context.connection.pointer)
+            case .handling:
+                // The deferred handler is still running on the library's thread: it sends this when it returns.
+                phase = .ready(response)
+            case .ready, .answered:
+                break
+            }
         }
     }
 

@@ -9,7 +9,9 @@ final class RequestContext: @unchecked Sendable {
     // @unchecked Sendable: see above; only `phase` is shared across threads, and it is locked.
 
     enum Phase {
-        /// The connection is suspended while a `Task` runs.
+        /// A deferred handler runs on the library's thread; the connection is not suspended yet.
+        case handling
+        /// The connection is suspended while a `Task` runs (or a deferred handler's answer is awaited).
         case waiting
         /// The `Task` finished (or shutdown answered for it); the connection was resumed to send this.
         case ready(HTTPResponse)
@@ -31,10 +33,11 @@ final class RequestContext: @unchecked Sendable {
     /// Created only for asynchronous handlers, to keep the common path free of the allocation.
     private(set) var phase: Locked<Phase>?
 
-    /// Marks the request as waiting for an asynchronous handler.
-    func beginWaiting() {
+    /// Marks the request as waiting for an asynchronous handler (`.waiting`), or as being handled by a
+    /// deferred one (`.handling`).
+    func beginWaiting(_ initial: Phase = .waiting) {
         isAsynchronous = true
-        phase = Locked(.waiting)
+        phase = Locked(initial)
     }
 
     init(connection: ConnectionHandle) {

@@ -5,4 +5,25 @@ public enum RouteHandler: Sendable {
     /// Answers from a `Task`. The connection is suspended while the work runs, so no library thread
     /// waits; it is resumed to send the response.
     case asynchronous(@Sendable (HTTPRequest) async throws -> HTTPResponse)
+    /// Runs on the library's thread and either answers at once (returns a response) or returns nil and
+    /// answers later, from any thread, through the ``DeferredResponder`` (the connection is suspended
+    /// meanwhile, so no library thread waits). For work whose answer waits on something else, such as a
+    /// disk commit, without the cost of a `Task` when it does not.
+    case deferred(@Sendable (HTTPRequest, DeferredResponder) throws -> HTTPResponse?)
+}
+
+/// The way a ``RouteHandler/deferred(_:)`` handler answers later: the first answer wins; later ones, and
+/// answers after the server stopped waiting (it answered 503 itself at shutdown), are ignored.
+public final class DeferredResponder: Sendable {
+    private let answer: @Sendable (HTTPResponse) -> Void
+
+    init(answer: @escaping @Sendable (HTTPResponse) -> Void) {
+        self.answer = answer
+    }
+
+    /// Sends `response` for the request.
+    /// - Parameter response: the answer.
+    public func respond(_ response: HTTPResponse) {
+        answer(response)
+    }
 }

@@ -1,0 +1,87 @@
+import Dispatch
+import Locking
+import MicroHTTP
+import Testing
+
+// A deferred handler answers at once, or later from another thread (a store's writer), with the connection
+// suspended meanwhile. Named `…ConcurrencyTests` so that CI runs it under ThreadSanitizer.
+
+@Suite(.tags(.concurrency)) struct DeferredHandlerConcurrencyTests {
+    private static func router(laterDelay: Duration = .milliseconds(30)) -> HTTPRouter {
+        var router = HTTPRouter()
+        router.add("GET", "/now", .deferred { _, _ in .text("now") })
+        router.add("GET", "/later/{value}", .deferred { request, responder in
+            let value = request.pathParameters["value"] ?? ""
+            let milliseconds = Int(laterDelay.components.seconds) * 1000 + Int(laterDelay.components.attoseconds / 1_000_000_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+                responder.respond(.text("later:" + value))
+            }
+            return nil
+        })
+        router.add("GET", "/during", .deferred { _, responder in
+            // Answered through the responder before the handler even returns.
+            responder.respond(.text("during"))
+            return nil
+        })
+        router.add("GET", "/twice", .deferred { _, responder in
+            DispatchQueue.global().async {
+                responder.respond(.text("first"))
+                responder.respond(.text("second"))
+            }
+            return nil
+        })
+        router.add("GET", "/throws", .deferred { _, _ in throw HTTPError.notFound })
+        return router
+    }
+
+    @Test func answersAtOnceLaterDuringAndOnlyOnce() async throws {
+        try await withServer(router: Self.router()) { server in
+            let port = server.port
+            try await blocking {
+                #expect(try RawHTTP.request(port: port, "GET", "/now").text == "now")
+                #expect(try RawHTTP.request(port: port, "GET", "/later/x").text == "later:x")
+                #expect(try RawHTTP.request(port: port, "GET", "/during").text == "during")
+                #expect(try RawHTTP.request(port: port, "GET", "/twice").text == "first")
+                #expect(try RawHTTP.request(port: port, "GET", "/throws").status == 404)
+                // Keep-alive: a connection answered later serves the next request too.
+                let connection = try RawConnection(port: port)
+                #expect(try connection.request("GET", "/later/a").text == "later:a")
+                #expect(try connection.request("GET", "/now").text == "now")
+                #expect(try connection.request("GET", "/later/b").text == "later:b")
+                connection.close()
+            }
+            #expect(await eventually { server.activeRequestCount == 0 })
+        }
+    }
+
+    @Test func manyDeferredAnswersFromOtherThreadsReachTheirOwnClients() async throws {
+        let threads = 8
+        let perThread = 40
+        try await withServer(router: Self.router(laterDelay: .milliseconds(1))) { server in
+            let port = server.port
+            let wrong = try await withThrowingTaskGroup(of: Int.self) { group in
+                for thread in 0..<threads {
+                    group.addTask {
+                        try await blocking { () throws -> Int in
+                            let connection = try RawConnection(port: port)
+                            defer { connection.close() }
+                            var wrong = 0
+                            for index in 0..<perThread {
+                                let value = "t\(thread)r\(index)"
+                                let target = index % 2 == 0 ? "/later/\(value)" : "/during"
+                                let expected = index % 2 == 0 ? "later:\(value)" : "during"
+                                if try connection.request("GET", target).text != expected { wrong += 1 }
+                            }
+                            return wrong
+                        }
+                    }
+                }
+                var total = 0
+                for try await count in group { total += count }
+                return total
+            }
+            #expect(wrong == 0)
+            #expect(await eventually { server.activeRequestCount == 0 })
+        }
+    }
+}
