@@ -66,7 +66,7 @@ struct CountersState: Hashable {
 }
 
 /// What happens on the counters page.
-enum CountersEvent: Sendable, Hashable {
+enum CountersEvent: Sendable, Hashable, Codable {
     /// The row with this id is incremented.
     case increment(Int)
     /// This page is requested.

@@ -31,7 +31,7 @@ struct LoginForm: Sendable, Hashable {
 }
 
 /// The answer of the `AuthService` to one submit.
-struct LoginAttempt: Sendable, Hashable {
+struct LoginAttempt: Sendable, Hashable, Codable {
     /// The user name submitted.
     let username: String
     /// Whether the credentials were accepted.

@@ -15,13 +15,15 @@ extension PageServer {
     func makeRouter() -> HTTPRouter {
         var router = HTTPRouter()
         route(&router, "GET", "/api/units") { [unitsBody] _ in .json(unitsBody) }
-        route(&router, "POST", "/api/sessions") { [self] request throws(ProtocolError) in try createSessionResponse(request) }
-        route(&router, "GET", "/api/session") { [self] request throws(ProtocolError) in try sessionResponse(request) }
+        // These answer once what they show is stored (``Acknowledgement``).
+        storedRoute(&router, "POST", "/api/sessions") { [self] request, ack throws(ProtocolError) in try createSessionResponse(request, ack) }
+        storedRoute(&router, "GET", "/api/session") { [self] request, ack throws(ProtocolError) in try sessionResponse(request, ack) }
         route(&router, "DELETE", "/api/session") { [self] request throws(ProtocolError) in try deleteSessionResponse(request) }
-        route(&router, "GET", "/api/pages/{unit}") { [self] request throws(ProtocolError) in try pageResponse(request) }
-        route(&router, "POST", "/api/pages/{unit}/actions") { [self] request throws(ProtocolError) in try actionResponse(request) }
-        route(&router, "POST", "/api/navigation") { [self] request throws(ProtocolError) in try navigationResponse(request) }
+        storedRoute(&router, "GET", "/api/pages/{unit}") { [self] request, ack throws(ProtocolError) in try pageResponse(request, ack) }
+        storedRoute(&router, "POST", "/api/pages/{unit}/actions") { [self] request, ack throws(ProtocolError) in try actionResponse(request, ack) }
+        storedRoute(&router, "POST", "/api/navigation") { [self] request, ack throws(ProtocolError) in try navigationResponse(request, ack) }
         route(&router, "GET", "/api/events") { [self] request throws(ProtocolError) in try eventsResponse(request) }
+        route(&router, "GET", "/api/session/log") { [self] request throws(ProtocolError) in try sessionLogResponse(request) }
         route(&router, "GET", "/api/openapi.json") { [openAPIBody] _ in .json(openAPIBody) }
         route(&router, "GET", "/healthz") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
         route(&router, "GET", "/readyz") { [self] _ in
@@ -50,18 +52,66 @@ extension PageServer {
         router.add(method, pattern, .synchronous { [self] request in instrumented(request, route: pattern, countingOKIn: ok, handler) })
     }
 
+    /// A route whose answer shows what a session's inputs caused: it goes out only once the input it shows is
+    /// stored (at once with the memory store, after the group commit with SQLite, with the connection suspended
+    /// meanwhile); when the store failed it, the answer is 503 `store_unavailable` instead.
+    private func storedRoute(
+        _ router: inout HTTPRouter, _ method: String, _ pattern: String,
+        _ handler: @escaping @Sendable (HTTPRequest, Acknowledgement) throws(ProtocolError) -> HTTPResponse
+    ) {
+        let ok = requestCounter.series([pattern, "200"])
+        router.add(method, pattern, .deferred { [self] request, responder in
+            let started = ContinuousClock.now
+            let ack = Acknowledgement()
+            let response: HTTPResponse
+            do throws(ProtocolError) {
+                response = try handler(request, ack)
+            } catch {
+                response = error.httpError.response
+            }
+            guard let session = ack.session else { return account(request, route: pattern, countingOKIn: ok, response, started: started) }
+            let durability = session.durability(of: ack.inputNumber) { [self] failure in
+                let answer = failure.map { storeRefusal($0, session: session) } ?? response
+                responder.respond(account(request, route: pattern, countingOKIn: ok, answer, started: started))
+            }
+            switch durability {
+            case .stored: return account(request, route: pattern, countingOKIn: ok, response, started: started)
+            case .waiting: return nil
+            case .failed(let failure):
+                return account(request, route: pattern, countingOKIn: ok, storeRefusal(failure, session: session), started: started)
+            }
+        })
+    }
+
+    /// The answer for a request whose input the store could not keep (logged, counted).
+    private func storeRefusal(_ failure: SessionStoreError, session: ServerSession) -> HTTPResponse {
+        storeFailures.increment()
+        logger.log(
+            .error, "store_unavailable",
+            [("session", .string(SessionIdentifier.redacted(session.identifier))), ("error", .string(failure.description))])
+        return ProtocolError.storeUnavailable.httpError.response
+    }
+
     /// Runs a handler, turning its protocol error into the JSON error response, and counts and logs the request.
     private func instrumented(
         _ request: HTTPRequest, route: String, countingOKIn ok: CounterSeries,
         _ handler: (HTTPRequest) throws(ProtocolError) -> HTTPResponse
     ) -> HTTPResponse {
         let started = ContinuousClock.now
-        var response: HTTPResponse
+        let response: HTTPResponse
         do {
             response = try handler(request)
         } catch {
             response = error.httpError.response
         }
+        return account(request, route: route, countingOKIn: ok, response, started: started)
+    }
+
+    /// Counts and logs an answered request.
+    private func account(
+        _ request: HTTPRequest, route: String, countingOKIn ok: CounterSeries, _ response: HTTPResponse,
+        started: ContinuousClock.Instant
+    ) -> HTTPResponse {
         if response.status == 200 {
             ok.increment()
         } else {
@@ -126,8 +176,9 @@ extension PageServer {
         return try session(identifiedBy: identifier)
     }
 
+    /// The session, from memory or restored from the store.
     private func session(identifiedBy identifier: String) throws(ProtocolError) -> ServerSession {
-        guard SessionIdentifier.isWellFormed(identifier), let session = sessions.touch(identifier) else { throw .unknownSession }
+        guard SessionIdentifier.isWellFormed(identifier), let session = try liveSession(identifier) else { throw .unknownSession }
         return session
     }
 
@@ -188,7 +239,8 @@ extension PageServer {
         if isDraining { throw .draining }
         if let retryAfter = newSessionLimiter.admit(clientAddress(request)) { throw .rateLimited(retryAfter: retryAfter) }
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: registry, services: services, sharedLimits: sharedSessionLimits)
+            identifier: SessionIdentifier.generate(), registry: registry, services: services, sharedLimits: sharedSessionLimits,
+            store: store)
         let started: NavigationResult
         do throws(PageError) {
             started = try session.pages.start(at: unit, parameters: parameters)
@@ -198,7 +250,8 @@ extension PageServer {
         }
         let (inserted, evicted) = sessions.insert(session, identifier: session.identifier)
         if let evicted {
-            evicted.expire(reason: "evicted")
+            // Out of memory, not out of the store: its next request restores it.
+            passivate(evicted)
             evictions.increment()
         }
         guard inserted else {
@@ -218,7 +271,7 @@ extension PageServer {
         }
     }
 
-    private func createSessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+    private func createSessionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let body = try parseJSONBody(request, allowEmpty: true)
         guard case .object(let options) = body else { throw .invalidRequest("The body must be a JSON object (or empty).") }
@@ -231,6 +284,7 @@ extension PageServer {
         let parameters = try routeParameters(options["parameters"])
         let (session, started) = try openSession(at: unit, parameters: parameters, request: request)
         let page = try topSnapshot(of: session, after: started)
+        ack.after(session, input: session.pages.inputNumber)
         let created: JSONValue = [
             "session": .string(session.identifier),
             "navigation": ProtocolEncoding.navigationState(started.state),
@@ -239,8 +293,9 @@ extension PageServer {
         return json(created, status: 201, headers: [sessionCookie(session.identifier, for: request)])
     }
 
-    private func sessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+    private func sessionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let session = try session(for: request)
+        ack.after(session, input: session.pages.inputNumber)
         let sequence = session.pages.sequence
         let navigation = session.pages.navigation
         let pages = session.pages.pages
@@ -256,7 +311,7 @@ extension PageServer {
         guard let identifier = credentials(request), SessionIdentifier.isWellFormed(identifier),
             let session = sessions.remove(identifier)
         else { throw .unknownSession }
-        session.expire(reason: "deleted")
+        end(session, reason: "deleted")
         return HTTPResponse(
             status: 204,
             headers: HTTPHeaders([HTTPHeader(name: "Set-Cookie", value: "\(Self.cookieName)=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")]))
@@ -264,13 +319,14 @@ extension PageServer {
 
     // MARK: - Pages and actions
 
-    private func pageResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+    private func pageResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let name = request.pathParameters["unit"] ?? ""
         guard let served = servedUnits[name] else { throw .unknownUnit(name) }
         let parameters = queryParameters(request)
         guard let identifier = credentials(request) else {
             let (session, started) = try openSession(at: served.unit, parameters: parameters, request: request)
             let page = try topSnapshot(of: session, after: started)
+            ack.after(session, input: session.pages.inputNumber)
             return json(
                 ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
                 headers: [sessionCookie(session.identifier, for: request)])
@@ -282,11 +338,12 @@ extension PageServer {
         } catch {
             throw ProtocolError(error)
         }
+        ack.after(session, input: read.inputNumber)
         let body = ProtocolEncoding.snapshotBody(read, session: session.identifier, encodedActions: served.encodedActions)
         return HTTPResponse(status: 200, headers: Self.jsonNoStore, body: .bytes(body))
     }
 
-    private func actionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+    private func actionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let started = ContinuousClock.now
         let unit = request.pathParameters["unit"] ?? ""
         let metrics = servedUnits[unit]?.metrics
@@ -303,15 +360,16 @@ extension PageServer {
         let (action, value, clientRevision) = (fields.action, fields.value, fields.clientRevision)
         try requireValueWithinLimit(value, bodyBytes: request.body.count)
 
-        let perform = { (keyed: Bool) throws(ProtocolError) -> ActionOutcome in
-            try session.requireRoomToGrow(droppingExpiredResponses: !keyed)
+        let perform = { (annotation: JSONValue?) throws(ProtocolError) -> ActionOutcome in
+            try session.requireRoomToGrow(droppingExpiredResponses: annotation == nil)
             do throws(PageError) {
-                let result = try session.pages.perform(action, value: value, on: unit, clientRevision: clientRevision)
+                let result = try session.pages.perform(
+                    action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation)
                 let bytes = ProtocolEncoding.actionResultBody(result)
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
                 if result.patch != nil { self.countPatchBytes(bytes.count, unit: unit, metrics: metrics) }
-                return ActionOutcome(status: 200, body: bytes)
+                return ActionOutcome(status: 200, body: bytes, inputNumber: result.inputNumber)
             } catch {
                 throw ProtocolError(error)
             }
@@ -321,9 +379,11 @@ extension PageServer {
             if let key {
                 // The key's lock is held across the action, so a retry racing the first attempt waits for it
                 // and replays its response instead of delivering the action twice.
+                let requestDigest = IdempotencyCache.digest(of: body)
                 outcome = try session.idempotency.withLock { cache throws(ProtocolError) -> ActionOutcome in
-                    switch cache.lookup(key: key, unit: unit, request: body) {
-                    case .replay(let status, let body): return ActionOutcome(status: status, body: body, replayed: true)
+                    switch cache.lookup(key: key, unit: unit, requestDigest: requestDigest) {
+                    case .replay(let status, let body, let inputNumber):
+                        return ActionOutcome(status: status, body: body, replayed: true, inputNumber: inputNumber)
                     case .conflict: throw ProtocolError.idempotencyKeyReused
                     case .miss:
                         let now = ContinuousClock.now
@@ -332,16 +392,16 @@ extension PageServer {
                         if case .full(let retryAfter) = admission {
                             throw ProtocolError.idempotencyCacheFull(limit: cache.byteLimit, retryAfter: retryAfter)
                         }
-                        let fresh = try perform(true)
+                        let fresh = try perform(ServerSession.idempotencyAnnotation(key: key, requestDigest: requestDigest))
                         cache.store(
-                            key: key, unit: unit, request: body, status: fresh.status, body: fresh.body,
-                            now: now)
+                            key: key, unit: unit, requestDigest: requestDigest, status: fresh.status, body: fresh.body,
+                            inputNumber: fresh.inputNumber, now: now)
                         session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
                         return fresh
                     }
                 }
             } else {
-                outcome = try perform(false)
+                outcome = try perform(nil)
             }
         } catch {
             // Labels only from the app's own names: a made-up unit or action must not become a series.
@@ -349,6 +409,7 @@ extension PageServer {
             throw error
         }
         countAction(action, of: unit, metrics: metrics, replayed: outcome.replayed, took: ContinuousClock.now - started)
+        ack.after(session, input: outcome.inputNumber)
         return HTTPResponse(
             status: outcome.status, headers: outcome.replayed ? Self.jsonNoStoreReplayed : Self.jsonNoStore,
             body: .bytes(outcome.body))
@@ -400,7 +461,7 @@ extension PageServer {
         }
     }
 
-    private func navigationResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+    private func navigationResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let session = try session(for: request)
         let body = try parseJSONBody(request, allowEmpty: false)
@@ -424,6 +485,7 @@ extension PageServer {
         } catch {
             throw ProtocolError(error)
         }
+        ack.after(session, input: result.inputNumber)
         var response: JSONObject = ["seq": .int(result.sequence), "patch": .array([])]
         if let done = result.navigation {
             response["unit"] = .string(done.page.unit)
@@ -433,6 +495,32 @@ extension PageServer {
             response["navigation"] = .null
         }
         return json(.object(response))
+    }
+
+    // MARK: - Session log
+
+    /// `GET /api/session/log`: the session's stored input records, in the versioned format of
+    /// docs/PROTOCOL.md ("Session logs"), for a bug report that `PageTester` can replay.
+    private func sessionLogResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        let session = try session(for: request)
+        let stored: StoredSession?
+        do throws(SessionStoreError) {
+            stored = try store.load(session.identifier)
+        } catch {
+            logger.log(.error, "store_unavailable", [("operation", "load"), ("error", .string(error.description))])
+            throw .storeUnavailable
+        }
+        var body: [UInt8] = []
+        body.reserveCapacity(stored?.records.reduce(128) { $0 + $1.body.count + 1 } ?? 128)
+        body += Array(#"{"format":"mvvmr-session-log","version":1,"units":"#.utf8)
+        JSONValue.array(registry.units.map { .string($0.name) }).encode(into: &body)
+        body += Array(#","records":["#.utf8)
+        for (index, record) in (stored?.records ?? []).enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += record.body
+        }
+        body += Array("]}".utf8)
+        return HTTPResponse(status: 200, headers: Self.jsonNoStore, body: .bytes(body))
     }
 
     // MARK: - Events
@@ -499,4 +587,19 @@ struct ActionOutcome {
     let status: Int
     let body: [UInt8]
     var replayed = false
+    /// The input the answer shows (the action's own record, or for a replayed answer the first attempt's).
+    var inputNumber: Int?
+}
+
+/// What a request's answer shows of a session, so that it goes out only once that is stored: set by the
+/// handler, read by ``PageServer/storedRoute``. Used on one thread (the handler's), then read once.
+final class Acknowledgement {
+    private(set) var session: ServerSession?
+    private(set) var inputNumber: Int?
+
+    /// The answer shows `session` up to input `input` (its latest when the request logged nothing).
+    func after(_ session: ServerSession, input: Int?) {
+        self.session = session
+        inputNumber = input
+    }
 }

@@ -27,6 +27,10 @@ public final class PageServer: Sendable {
     let registry: UnitRegistry
     let services: Services
     let sessions: SessionTable<ServerSession>
+    /// Where every session's input log is kept.
+    let store: any SessionStore
+    /// Restores of one session id are serialized (by a stripe of its id), different ids run in parallel.
+    let restoreLocks: [Locked<Void>] = (0..<64).map { _ in Locked(()) }
     let logger: Logger
     let metrics = MetricsRegistry()
     let originPolicy: OriginPolicy
@@ -54,6 +58,10 @@ public final class PageServer: Sendable {
     /// lock on the metric's whole table).
     let servedUnits: [String: ServedUnit]
     let expirations: Counter
+    let restores: Counter
+    let passivations: Counter
+    let divergences: Counter
+    let storeFailures: Counter
 
     /// Creates a server; nothing listens until ``start()``.
     /// - Parameters:
@@ -64,8 +72,10 @@ public final class PageServer: Sendable {
     ///   - logger: where request lines go; standard output at the configured level by default.
     public init(
         units: [UnitCase], root: UnitCase, services: Services = Services(),
-        configuration: ServerConfiguration = ServerConfiguration(), logger: Logger? = nil
+        configuration: ServerConfiguration = ServerConfiguration(), logger: Logger? = nil,
+        store: (any SessionStore)? = nil
     ) {
+        self.store = store ?? MemorySessionStore()
         let allUnits = units.contains(root) ? units : [root] + units
         registry = UnitRegistry(root: root, units: allUnits)
         self.services = services
@@ -104,6 +114,12 @@ public final class PageServer: Sendable {
         self.servedUnits = servedUnits
         evictions = metrics.counter("mvvmr_session_evictions_total", help: "Sessions evicted to make room.")
         expirations = metrics.counter("mvvmr_session_expirations_total", help: "Sessions expired after their idle time.")
+        restores = metrics.counter("mvvmr_session_restores_total", help: "Sessions restored from the store by replaying their logs.")
+        passivations = metrics.counter("mvvmr_session_passivations_total", help: "Idle sessions taken out of memory (kept in the store).")
+        divergences = metrics.counter(
+            "mvvmr_session_divergences_total", help: "Pages whose replay did not match their log (code changed): bound fresh.")
+        storeFailures = metrics.counter(
+            "mvvmr_store_failures_total", help: "Inputs refused because the session store could not keep them.")
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
         metrics.gauge("mvvmr_pages_live", help: "Live pages across all sessions.") { [sessions] in
             Double(sessions.allEntries().reduce(0) { $0 + $1.pages.livePageCount })
@@ -138,11 +154,13 @@ public final class PageServer: Sendable {
         try server.start()
         http.withLock { $0 = server }
         let timeToLive = Duration.seconds(configuration.sessionTimeToLiveSeconds)
-        let interval = Duration.seconds(max(1, min(30, configuration.sessionTimeToLiveSeconds / 4)))
+        let passivateAfter = configuration.passivateAfterSeconds > 0 ? Duration.seconds(configuration.passivateAfterSeconds) : nil
+        let shortest = min(configuration.sessionTimeToLiveSeconds, configuration.passivateAfterSeconds > 0 ? configuration.passivateAfterSeconds : .max)
+        let interval = Duration.seconds(max(1, min(30, shortest / 4)))
         let task = Task.detached { [weak self] in
             while !Task.isCancelled {
                 do { try await Task.sleep(for: interval) } catch { return }
-                self?.expireIdleSessions(timeToLive: timeToLive)
+                self?.sweepIdleSessions(timeToLive: timeToLive, passivateAfter: passivateAfter)
             }
         }
         sweeper.withLock { $0 = task }
@@ -161,6 +179,8 @@ public final class PageServer: Sendable {
         }
         let server = http.withLock { $0 }
         server?.stop(gracePeriod: gracePeriod ?? .seconds(configuration.shutdownGraceSeconds))
+        // Every input acknowledged is stored already; this completes those whose answers were cut off.
+        store.flush()
         logger.log(.info, "stopped")
     }
 
@@ -186,14 +206,6 @@ public final class PageServer: Sendable {
         sigaddset(&signals, SIGTERM)
         sigaddset(&signals, SIGINT)
         return signals
-    }
-
-    func expireIdleSessions(timeToLive: Duration) {
-        let expired = sessions.removeExpired(timeToLive: timeToLive)
-        for session in expired {
-            session.expire(reason: "expired")
-            expirations.increment()
-        }
     }
 
     static func unitsDocument(_ registry: UnitRegistry) -> JSONValue {

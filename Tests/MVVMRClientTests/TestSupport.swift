@@ -15,12 +15,18 @@ import Testing
 final class TestServer: Sendable {
     let server: PageServer
     let deliveries: DeliveryCounter
+    let forecastCalls = ForecastCalls()
     let port: Int
 
-    /// Starts a server on `port` (0: any free port).
-    init(port: Int = 0, deliveries: DeliveryCounter = DeliveryCounter()) throws {
+    /// Starts a server on `port` (0: any free port), keeping session logs in `store` (in memory by default).
+    init(
+        port: Int = 0, deliveries: DeliveryCounter = DeliveryCounter(), store: (any SessionStore)? = nil,
+        units: [UnitCase] = [.home, .editor, .counter, .forecast, .ticker], root: UnitCase = .home,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         var services = Services()
         services.register(deliveries)
+        services.register(forecastCalls)
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"
         configuration.port = port
@@ -29,9 +35,8 @@ final class TestServer: Sendable {
         configuration.heartbeatSeconds = 1
         configuration.threads = 4
         configuration.shutdownGraceSeconds = 1
-        server = PageServer(
-            units: [.home, .editor, .counter, .forecast, .ticker], root: .home, services: services,
-            configuration: configuration)
+        configure(&configuration)
+        server = PageServer(units: units, root: root, services: services, configuration: configuration, store: store)
         try server.start()
         self.deliveries = deliveries
         self.port = server.port

@@ -104,13 +104,26 @@ struct ForecastView: View {
     func bind(_ output: ForecastOutput, to page: Page) { page.bind(output.forecast, at: "/forecast") }
 }
 
+/// Counts the forecast service's calls (one per refresh that ran, never one per replay).
+final class ForecastCalls: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func record() { count.withLock { $0 += 1 } }
+}
+
 final class ForecastViewModel: ViewModel {
     private let scheduler: Scheduler
-    init(context: UnitContext) { scheduler = context.scheduler }
+    private let calls: ForecastCalls?
+    init(context: UnitContext) {
+        scheduler = context.scheduler
+        calls = try? context.services.require(ForecastCalls.self)
+    }
     func transform(_ input: ForecastInput) -> ForecastOutput {
         let scheduler = self.scheduler
+        let calls = self.calls
         let forecast = input.refresh.flatMapLatest { _ in
             scheduler.perform { () async -> String in
+                calls?.record()
                 try? await Task.sleep(nanoseconds: 200_000_000)
                 return "sunny"
             }

@@ -1,3 +1,4 @@
+import JSONPatch
 import Testing
 
 @testable import MVVMRServer
@@ -72,8 +73,8 @@ import Testing
     @Test func replaysTheSameRequestAndRefusesAnotherBody() {
         var cache = IdempotencyCache()
         #expect(cache.lookup(key: "k", unit: "u", request: ["action": "a"]).isMiss)
-        cache.table(key: "k", unit: "u", request: ["action": "a", "value": 1], status: 200, body: [1, 2], now: .now)
-        if case .replay(let status, let body) = cache.lookup(key: "k", unit: "u", request: ["value": 1, "action": "a"]) {
+        cache.store(key: "k", unit: "u", request: ["action": "a", "value": 1], status: 200, body: [1, 2], now: .now)
+        if case .replay(let status, let body, _) = cache.lookup(key: "k", unit: "u", request: ["value": 1, "action": "a"]) {
             #expect(status == 200 && body == [1, 2])
         } else {
             Issue.record("expected a replay")
@@ -85,8 +86,8 @@ import Testing
     @Test func forgetsKeysOlderThanTheRetention() {
         var cache = IdempotencyCache(retention: .seconds(1), capacity: 10)
         let start = ContinuousClock.now
-        cache.table(key: "old", unit: "u", request: nil, status: 200, body: [], now: start)
-        cache.table(key: "new", unit: "u", request: nil, status: 200, body: [], now: start + .seconds(2))
+        cache.store(key: "old", unit: "u", request: nil, status: 200, body: [], now: start)
+        cache.store(key: "new", unit: "u", request: nil, status: 200, body: [], now: start + .seconds(2))
         #expect(cache.lookup(key: "old", unit: "u", request: nil).isMiss)
         #expect(!cache.lookup(key: "new", unit: "u", request: nil).isMiss)
     }
@@ -101,5 +102,19 @@ extension IdempotencyCache.Lookup {
     var isConflict: Bool {
         if case .conflict = self { return true }
         return false
+    }
+}
+
+extension IdempotencyCache {
+    /// The lookup of a request given as its body (the server digests it the same way).
+    func lookup(key: String, unit: String, request: JSONValue) -> Lookup {
+        lookup(key: key, unit: unit, requestDigest: Self.digest(of: request))
+    }
+
+    /// Stores an answer for a request given as its body, made by no logged input.
+    mutating func store(key: String, unit: String, request: JSONValue, status: Int, body: [UInt8], now: ContinuousClock.Instant) {
+        store(
+            key: key, unit: unit, requestDigest: Self.digest(of: request), status: status, body: body, inputNumber: nil,
+            now: now)
     }
 }

@@ -1,5 +1,5 @@
 /// One page of counter rows, as the counters service returns it.
-public struct CounterPage: Sendable, Hashable {
+public struct CounterPage: Sendable, Hashable, Codable {
     /// The page's number, from 1.
     public let number: Int
     /// Its rows.

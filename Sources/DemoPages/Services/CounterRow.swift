@@ -2,7 +2,7 @@ import JSONPatch
 import MVVMR
 
 /// One row of the counters page: identified by `id`, so the page diffs the rows by identity.
-public struct CounterRow: Sendable, Hashable, JSONRepresentable {
+public struct CounterRow: Sendable, Hashable, Codable, JSONRepresentable {
     /// The row's id, unique across pages.
     public let id: Int
     /// The row's label, "Row 7".

@@ -2,7 +2,7 @@ import JSONPatch
 import MVVMR
 
 /// One employee of the employees page, with the field names of the data file.
-public struct Employee: Sendable, Hashable, JSONRepresentable {
+public struct Employee: Sendable, Hashable, Codable, JSONRepresentable {
     /// The employee's id, unique in the list.
     public let id: Int
     /// The full name (`employee_name`).

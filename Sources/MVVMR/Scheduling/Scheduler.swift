@@ -1,3 +1,5 @@
+import JSONPatch
+
 /// The clock and the async runner of one session: timers, debounce, throttle and async Model calls
 /// go through it, so their results re-enter the session's serial context.
 ///
@@ -14,16 +16,17 @@ public final class Scheduler {
         case realTime(start: ContinuousClock.Instant)
     }
 
-    /// Work that came back from a `Task` (real time) or from the tester (virtual time).
-    enum Reentry: Sendable {
+    /// Work that came back from a `Task` (real time), from the tester (virtual time) or from a session's
+    /// log (replay): a timer's ordinal, or a job's ordinal and its result as JSON.
+    enum Reentry: Sendable, Equatable {
         case timer(Int)
-        case work(Int, any Sendable)
+        case work(Int, JSONValue)
     }
 
-    /// An async job waiting to run, as handed to whoever runs it.
+    /// An async job waiting to run, as handed to whoever runs it: its result comes back as JSON.
     struct PendingWork: Sendable {
         let id: Int
-        let run: @Sendable () async -> any Sendable
+        let run: @Sendable () async -> JSONValue
     }
 
     private struct Timer {
@@ -35,18 +38,21 @@ public final class Scheduler {
     }
 
     private struct Job {
-        let deliver: (any Sendable) -> Void
+        /// Decodes the result and hands it to the stream that asked for it.
+        let deliver: (JSONValue) -> Void
+        let run: @Sendable () async -> JSONValue
         var task: Task<Void, Never>?
         var pending: PendingWork?
     }
 
-    let mode: Mode
+    private(set) var mode: Mode
     private var virtualNow: Duration = .zero
     private var timers: [Int: Timer] = [:]
     private var jobs: [Int: Job] = [:]
     private var nextID = 0
-    /// Runs timer actions and job deliveries; a session wraps each in one turn (one patch per page).
-    var runTurn: (() -> Void) -> Void = { $0() }
+    /// Runs timer actions and job deliveries; a session wraps each in one turn (one patch per page) and
+    /// records it as an input of its log.
+    var runTurn: (Reentry, () -> Void) -> Void = { $1() }
     /// Brings real-time work back into the session; set by the session that owns this scheduler.
     var reenter: (@Sendable (Reentry) -> Void)?
 
@@ -89,10 +95,7 @@ public final class Scheduler {
         let delay = max(delay, .zero)
         var timer = Timer(deadline: now + delay, order: id, action: action)
         if case .realTime = mode, let reenter {
-            timer.task = Task {
-                try? await Task.sleep(for: delay)
-                if !Task.isCancelled { reenter(.timer(id)) }
-            }
+            timer.task = Self.arm(after: delay, id: id, reenter: reenter)
         }
         timers[id] = timer
         return Subscription { [weak self] in
@@ -102,32 +105,80 @@ public final class Scheduler {
 
     /// Starts `work` off the session's context and calls `deliver` with its result inside the context,
     /// unless cancelled first (then `deliver` never runs).
-    func launch<Result: Sendable>(
+    ///
+    /// The result crosses back as JSON (encoded in the task, off the session's context) and is decoded
+    /// for `deliver`, live and in replay alike: what a page sees is exactly what the session's log holds, so
+    /// replaying the log gives the same page. A result that does not encode (a non-finite number) is
+    /// recorded as `null` and never delivered.
+    func launch<Result: Codable & Sendable>(
         _ work: @escaping @Sendable () async -> Result, deliver: @escaping (Result) -> Void
     ) -> Subscription {
         let id = nextID
         nextID &+= 1
-        let erased: @Sendable () async -> any Sendable = { await work() }
-        var job = Job(deliver: { value in
-            if let result = value as? Result { deliver(result) }
-        })
+        let run: @Sendable () async -> JSONValue = {
+            let result = await work()
+            return (try? JSONValueEncoder().encode(result)) ?? .null
+        }
+        var job = Job(
+            deliver: { json in
+                if let result = try? JSONValueDecoder().decode(Result.self, from: json) { deliver(result) }
+            }, run: run)
         switch mode {
         case .virtual:
-            job.pending = PendingWork(id: id, run: erased)
+            job.pending = PendingWork(id: id, run: run)
         case .realTime:
             if let reenter {
-                job.task = Task {
-                    let result = await erased()
-                    reenter(.work(id, result))
-                }
+                job.task = Self.start(run, id: id, reenter: reenter)
             } else {
                 // A real-time scheduler outside a session has nowhere to deliver to; keep it pending.
-                job.pending = PendingWork(id: id, run: erased)
+                job.pending = PendingWork(id: id, run: run)
             }
         }
         jobs[id] = job
         return Subscription { [weak self] in
             self?.jobs.removeValue(forKey: id)?.task?.cancel()
+        }
+    }
+
+    private static func start(
+        _ run: @escaping @Sendable () async -> JSONValue, id: Int, reenter: @escaping @Sendable (Reentry) -> Void
+    ) -> Task<Void, Never> {
+        Task {
+            let result = await run()
+            if !Task.isCancelled { reenter(.work(id, result)) }
+        }
+    }
+
+    private static func arm(
+        after delay: Duration, id: Int, reenter: @escaping @Sendable (Reentry) -> Void
+    ) -> Task<Void, Never> {
+        Task {
+            try? await Task.sleep(for: delay)
+            if !Task.isCancelled { reenter(.timer(id)) }
+        }
+    }
+
+    /// Sets virtual time to `time` (replaying a log: each input at the time it was recorded). Time never
+    /// goes back; does nothing on a real-time scheduler.
+    func moveVirtualTime(to time: Duration) {
+        guard case .virtual = mode else { return }
+        virtualNow = max(virtualNow, time)
+    }
+
+    /// Switches a virtual scheduler (a session just replayed from its log) to real time, with the clock going
+    /// on from the virtual time reached: timers still pending are armed for what is left of their delays,
+    /// and jobs whose results were not in the log start now.
+    func goLive() {
+        guard case .virtual = mode, let reenter else { return }
+        let reached = virtualNow
+        mode = .realTime(start: ContinuousClock.now - reached)
+        for (id, timer) in timers {
+            timers[id]?.task = Self.arm(after: max(timer.deadline - reached, .zero), id: id, reenter: reenter)
+        }
+        for (id, job) in jobs {
+            guard job.pending != nil else { continue }
+            jobs[id]?.pending = nil
+            jobs[id]?.task = Self.start(job.run, id: id, reenter: reenter)
         }
     }
 
@@ -140,7 +191,7 @@ public final class Scheduler {
         while let (id, timer) = nextTimer(dueBy: target) {
             timers[id] = nil
             virtualNow = max(virtualNow, timer.deadline)
-            runTurn(timer.action)
+            runTurn(.timer(id), timer.action)
         }
         virtualNow = target
     }
@@ -165,15 +216,18 @@ public final class Scheduler {
 
     /// Runs a timer or delivers a job result that came back; stale ones (cancelled meanwhile) are
     /// dropped.
-    func deliver(_ reentry: Reentry) {
+    /// - Returns: whether it ran (a stale one did not).
+    @discardableResult
+    func deliver(_ reentry: Reentry) -> Bool {
         switch reentry {
         case .timer(let id):
-            guard let timer = timers.removeValue(forKey: id) else { return }
-            runTurn(timer.action)
+            guard let timer = timers.removeValue(forKey: id) else { return false }
+            runTurn(reentry, timer.action)
         case .work(let id, let result):
-            guard let job = jobs.removeValue(forKey: id) else { return }
-            runTurn { job.deliver(result) }
+            guard let job = jobs.removeValue(forKey: id) else { return false }
+            runTurn(reentry) { job.deliver(result) }
         }
+        return true
     }
 
     /// Cancels every timer and job: the session is going away.

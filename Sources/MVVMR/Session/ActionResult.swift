@@ -19,4 +19,6 @@ public struct ActionResult: Sendable {
     public let navigationFailure: PageError?
     /// Every event the action caused, in order.
     public let events: [SessionEvent]
+    /// The number of the input record the action made in the session's log.
+    public var inputNumber: Int? = nil
 }

@@ -6,12 +6,15 @@ final class BoundPage {
     let actions: ActionRegistry
     let subscriptions: SubscriptionBag
     let callbacks: CallbackChannel
+    /// The route parameters it was bound with (a page bound fresh in its place gets them again).
+    let parameters: [String: String]
     private(set) var pairs: [BoundPair]
 
     init(
         unit: UnitCase, document: PageDocument, actions: ActionRegistry, subscriptions: SubscriptionBag,
-        callbacks: CallbackChannel, pairs: [BoundPair]
+        callbacks: CallbackChannel, parameters: [String: String], pairs: [BoundPair]
     ) {
+        self.parameters = parameters
         self.unit = unit
         self.document = document
         self.actions = actions

@@ -8,4 +8,6 @@ public struct NavigationResult: Sendable {
     public let sequence: Int
     /// Every event the navigation caused, in order.
     public let events: [SessionEvent]
+    /// The number of the input record the navigation made in the session's log (nil when it made none).
+    public var inputNumber: Int? = nil
 }

@@ -8,6 +8,8 @@ public struct PageRead: Sendable, Hashable {
     public let navigation: NavigationState
     /// The compact JSON text of `snapshot.view`.
     public let encodedView: [UInt8]
+    /// The number of the session's latest input record, whose effects the read shows (0 before any).
+    public var inputNumber: Int? = nil
 
     /// A page read.
     /// - Parameters:

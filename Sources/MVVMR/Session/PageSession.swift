@@ -52,6 +52,14 @@ public final class PageSession: Sendable {
         core.withLock { $0.releaseAll() }
     }
 
+    /// Installs (or removes) the recorder: from now on it receives every input's record, numbered and timed,
+    /// with the events the input caused, in input order, from inside the session's lock (so it must not call
+    /// back into the session). A server appends the records to its ``SessionInput`` log there.
+    /// - Parameter recorder: called once per input.
+    public func setRecorder(_ recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?) {
+        core.withLock { $0.recorder = recorder }
+    }
+
     /// Installs (or removes) the event sink; it receives the events that happen from now on.
     /// - Parameter sink: called in order, from inside the session's lock, for every event.
     public func setEventSink(_ sink: (@Sendable (SessionEvent) -> Void)?) {
@@ -93,10 +101,12 @@ public final class PageSession: Sendable {
     /// - Throws: `unknown_unit`, or a binding error.
     public func read(_ unit: String, parameters: [String: String] = [:]) throws(PageError) -> PageRead {
         try core.withLock { core throws(PageError) in
-            let snapshot = try core.snapshot(of: unit, parameters: parameters)
-            return PageRead(
+            let (snapshot, _) = try core.snapshotAndInput(of: unit, parameters: parameters)
+            var read = PageRead(
                 snapshot: snapshot, sequence: core.sequence, navigation: core.navigationState,
                 encodedView: core.encodedView(of: unit))
+            read.inputNumber = core.inputNumber
+            return read
         }
     }
 
@@ -106,15 +116,91 @@ public final class PageSession: Sendable {
     ///   - value: the action's value; `null` for actions without one.
     ///   - unit: the unit's name.
     ///   - clientRevision: the revision the client holds; the patch returned starts there.
+    ///   - annotation: kept with the action's input record, uninterpreted (a server's idempotency key).
     /// - Throws: `unknown_unit`, `page_not_bound`, `unknown_action` (with `allowed`), `invalid_value`,
     ///   or `invalid_request` for a revision that is negative or ahead; then nothing changed.
     @discardableResult
     public func perform(
-        _ action: String, value: JSONValue = .null, on unit: String, clientRevision: Int? = nil
+        _ action: String, value: JSONValue = .null, on unit: String, clientRevision: Int? = nil,
+        annotation: JSONValue? = nil
     ) throws(PageError) -> ActionResult {
         try core.withLock { core throws(PageError) in
-            try core.perform(action, value: value, on: unit, clientRevision: clientRevision)
+            try core.perform(action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation)
         }
+    }
+
+    /// The number of the session's latest input record (0 before the first).
+    public var inputNumber: Int {
+        core.withLock { $0.inputNumber }
+    }
+
+    /// Replays a session's log into this fresh session (made with a virtual clock): each record is applied
+    /// again at its number and time, a logged timer fires where it fired, a logged async result is delivered
+    /// instead of running the work again. A page whose replayed events differ from the logged digests (its
+    /// code changed) is *diverged*: the log's later actions on it are skipped until a ``SessionInput/rebind(unit:)``
+    /// record of it, and it is reported, so that the caller binds it fresh (``rebind(_:)``) and its clients
+    /// get a snapshot instead of a wrong patch. Then call ``goLive()``.
+    /// - Parameters:
+    ///   - records: the log, in number order.
+    ///   - replayed: called for every record applied, with the events it caused now and, for an action, its
+    ///     result (from inside the session's lock: it must not call back into the session).
+    /// - Returns: what the replay found.
+    public func restore(
+        from records: [InputRecord], replayed: (InputRecord, [SessionEvent], ActionResult?) -> Void = { _, _, _ in }
+    ) -> RestoreReport {
+        core.withLock { core in
+            var diverged = Set<String>()
+            var report = RestoreReport()
+            for record in records {
+                if case .action(let unit, _, _, _) = record.input, diverged.contains(unit) {
+                    report.skipped += 1
+                    core.skipInput(number: record.number)
+                    continue
+                }
+                if case .rebind(let unit) = record.input { diverged.remove(unit) }
+                let result: ActionResult?
+                do throws(PageError) {
+                    result = try core.replay(record, registry: core.registry)
+                } catch {
+                    result = nil
+                }
+                report.replayed += 1
+                let now = core.lastRecord
+                let events = core.lastRecordEvents
+                let digests = now?.digests ?? [:]
+                var mismatched = false
+                for unit in Set(digests.keys).union(record.digests.keys) where digests[unit] != record.digests[unit] {
+                    // A page already diverged is expected to differ until its rebind record.
+                    if diverged.insert(unit).inserted { mismatched = true }
+                }
+                if mismatched { report.mismatchedRecords.append(record.number) }
+                if record.input.bindsPages {
+                    // A page bound again (pushed anew, the session started over) is fresh: it matches from here.
+                    for (unit, digest) in digests where record.digests[unit] == digest { diverged.remove(unit) }
+                }
+                replayed(record, events, result)
+            }
+            let live = Set(core.pages.values.map(\.unit.name))
+            report.divergedUnits = diverged.intersection(live).sorted()
+            return report
+        }
+    }
+
+    /// Releases the live page of `unit` and binds a fresh one in its place at the same route parameters, its
+    /// revision going on, with a `snapshot` event; recorded as a ``SessionInput/rebind(unit:)`` input.
+    /// - Parameter unit: the unit's name.
+    /// - Returns: the number of its input record; nil when the unit has no live page.
+    /// - Throws: a binding error (then the old page stays).
+    @discardableResult
+    public func rebind(_ unit: String) throws(PageError) -> Int? {
+        try core.withLock { core throws(PageError) in try core.rebind(unit) }
+    }
+
+    /// Switches a session restored on a virtual clock to real time, going on from the time its log reached:
+    /// pending timers are armed for what is left of their delays; async jobs whose results were not logged
+    /// start now. Does nothing on a real-time session.
+    public func goLive() {
+        core.withLock { $0.scheduler.goLive() }
     }
 
     /// Performs a client-initiated navigation: `back`, or `open(unit)`.
@@ -183,6 +269,18 @@ public final class PageSession: Sendable {
     private func reenter(_ reentry: Scheduler.Reentry) {
         core.withLock { $0.reenter(reentry) }
     }
+}
+
+/// What ``PageSession/restore(from:replayed:)`` found.
+public struct RestoreReport: Sendable, Hashable {
+    /// How many records were applied again.
+    public var replayed = 0
+    /// How many records were skipped (actions on a page already diverged).
+    public var skipped = 0
+    /// The live pages whose replay did not match their log, by unit name: bind them fresh.
+    public var divergedUnits: [String] = []
+    /// The numbers of the records at which a page first stopped matching the log.
+    public var mismatchedRecords: [Int] = []
 }
 
 /// Carries a `sending` value into the session's lock, whose closure parameter is not `sending`.

@@ -15,6 +15,19 @@ final class SessionCore {
     let historyByteLimit: Int
     let turn = SessionTurn()
     var eventSink: (@Sendable (SessionEvent) -> Void)?
+    /// Receives every input's record with the events it caused, in input order, inside the lock; nil when the
+    /// session keeps no log (then no digest is computed either).
+    var recorder: ((InputRecord, [SessionEvent]) -> Void)?
+    /// Set while a log is being replayed: records are made (for their digests) but not handed to `recorder`.
+    var isReplaying = false
+    /// The record of the latest input, kept only while replaying (to compare with the logged one).
+    private(set) var lastRecord: InputRecord?
+    /// The events of the latest input, kept only while replaying.
+    private(set) var lastRecordEvents: [SessionEvent] = []
+    /// The number of the latest input record.
+    private(set) var inputNumber = 0
+    /// The caller's attachment for the record of the input being applied.
+    private var annotation: JSONValue?
     private(set) var pages = LivePages()
     private var stack: [StackEntry] = []
     /// The last revision of every unit whose page was released, so a fresh pair goes on from it (a live
@@ -33,10 +46,14 @@ final class SessionCore {
         self.scheduler = scheduler
         self.historyLimit = historyLimit
         self.historyByteLimit = historyByteLimit
-        scheduler.runTurn = { [weak self] body in
+        scheduler.runTurn = { [weak self] reentry, body in
             guard let self else { return body() }
             beginOperation()
             runTurn(body)
+            switch reentry {
+            case .timer(let ordinal): finishInput(.timer(ordinal))
+            case .work(let ordinal, let result): finishInput(.work(ordinal, result))
+            }
             beginOperation()
         }
     }
@@ -55,7 +72,8 @@ final class SessionCore {
     func start(at unit: UnitCase, parameters: [String: String], sentValue: Any?) throws(PageError)
         -> NavigationResult
     {
-        try navigationOperation { () throws(PageError) in
+        try navigationOperation(.start(unit: unit.name, parameters: parameters, value: sentValue as? JSONValue)) {
+            () throws(PageError) in
             try navigateForward(.root, to: unit, sentValue: sentValue, parameters: parameters)
         }
     }
@@ -63,12 +81,12 @@ final class SessionCore {
     func navigate(_ request: ClientNavigation) throws(PageError) -> NavigationResult {
         switch request {
         case .back:
-            return try navigationOperation { () throws(PageError) in goBack(returning: nil) }
+            return try navigationOperation(.navigate(request)) { () throws(PageError) in goBack(returning: nil) }
         case .open(let name, let parameters):
             guard let unit = pages[name]?.unit ?? registry.unit(named: name) else {
                 throw PageError(.unknownUnit, "no unit named \(name)")
             }
-            return try navigationOperation { () throws(PageError) in
+            return try navigationOperation(.navigate(request)) { () throws(PageError) in
                 if let index = stack.lastIndex(where: { $0.unit == name }) {
                     popAbove(index)
                 } else {
@@ -79,23 +97,38 @@ final class SessionCore {
     }
 
     func snapshot(of name: String, parameters: [String: String]) throws(PageError) -> PageSnapshot {
-        if let page = pages[name] { return page.snapshot }
+        try snapshotAndInput(of: name, parameters: parameters).snapshot
+    }
+
+    /// The page of `name` (binding it first when it is not live) and the number of the input record the
+    /// binding made (nil when the page was live).
+    func snapshotAndInput(of name: String, parameters: [String: String]) throws(PageError)
+        -> (snapshot: PageSnapshot, input: Int?)
+    {
+        if let page = pages[name] { return (page.snapshot, nil) }
         guard let unit = registry.unit(named: name) else { throw PageError(.unknownUnit, "no unit named \(name)") }
         beginOperation()
         isInTurn = true
         defer {
-            settle()
             isInTurn = false
             beginOperation()
         }
-        let page = try bind(unit, sentValue: nil, parameters: parameters)
+        let page: BoundPage
+        do {
+            page = try bind(unit, sentValue: nil, parameters: parameters)
+        } catch {
+            settle()
+            throw error
+        }
         pages[name] = page
         drainWork()
         page.document.absorbChanges()
         turn.forget(page.document)
         let snapshot = page.snapshot
         emit(.snapshot(snapshot))
-        return snapshot
+        settle()
+        finishInput(.bind(unit: name, parameters: parameters))
+        return (snapshot, inputNumber)
     }
 
     /// The compact JSON text of a live page's view (cached by its document until the next change).
@@ -103,9 +136,9 @@ final class SessionCore {
         pages[name]?.document.encodedView
     }
 
-    func perform(_ action: String, value: JSONValue, on name: String, clientRevision: Int?) throws(PageError)
-        -> ActionResult
-    {
+    func perform(
+        _ action: String, value: JSONValue, on name: String, clientRevision: Int?, annotation: JSONValue? = nil
+    ) throws(PageError) -> ActionResult {
         guard let page = pages[name] else {
             if registry.unit(named: name) == nil { throw PageError(.unknownUnit, "no unit named \(name)") }
             throw PageError(.pageNotBound, "\(name) has no live page in this session")
@@ -125,6 +158,8 @@ final class SessionCore {
         runTurn {
             for delivery in entry.deliveries { delivery(value) }
         }
+        self.annotation = annotation
+        finishInput(.action(unit: name, name: action, value: value, clientRevision: clientRevision))
         let base = clientRevision ?? revisionBefore
         let patch: JSONPatch?
         let snapshot: PageSnapshot?
@@ -143,9 +178,107 @@ final class SessionCore {
         }
         let result = ActionResult(
             unit: name, rev: page.document.revision, sequence: sequence, patch: patch, snapshot: snapshot,
-            navigation: navigations.last, navigationFailure: navigationFailures.last, events: events)
+            navigation: navigations.last, navigationFailure: navigationFailures.last, events: events,
+            inputNumber: inputNumber)
         beginOperation()
         return result
+    }
+
+    /// Applies a logged input again, as a session restored from its log does: with the record's number
+    /// and at its time; what it causes is recorded (``lastRecord``) to compare with the log, not handed to
+    /// the recorder. An input that throws now (its page's code changed) changes nothing.
+    /// - Parameter record: the logged record.
+    /// - Returns: the action's result, for an action (a server rebuilds its idempotent answers from them).
+    /// - Throws: what the input throws when applied now.
+    @discardableResult
+    func replay(_ record: InputRecord, registry: UnitRegistry) throws(PageError) -> ActionResult? {
+        isReplaying = true
+        lastRecord = nil
+        lastRecordEvents = []
+        defer { isReplaying = false }
+        inputNumber = record.number - 1
+        scheduler.moveVirtualTime(to: record.time)
+        switch record.input {
+        case .start(let unitName, let parameters, let value):
+            guard let unit = registry.unit(named: unitName) else { throw PageError(.unknownUnit, "no unit named \(unitName)") }
+            _ = try start(at: unit, parameters: parameters, sentValue: value)
+        case .bind(let unitName, let parameters):
+            _ = try snapshotAndInput(of: unitName, parameters: parameters)
+        case .action(let unitName, let name, let value, let clientRevision):
+            return try perform(name, value: value, on: unitName, clientRevision: clientRevision, annotation: record.annotation)
+        case .navigate(let request):
+            _ = try navigate(request)
+        case .timer(let ordinal):
+            if !scheduler.deliver(.timer(ordinal)) { finishStaleReentry(.timer(ordinal)) }
+        case .work(let ordinal, let result):
+            if !scheduler.deliver(.work(ordinal, result)) { finishStaleReentry(.work(ordinal, result)) }
+        case .rebind(let unitName):
+            _ = try rebind(unitName)
+        }
+        return nil
+    }
+
+    /// Moves the numbering past a logged input that is not applied again.
+    func skipInput(number: Int) {
+        inputNumber = max(inputNumber, number)
+    }
+
+    /// A logged timer or job result that no longer finds its timer or job (the code changed): recorded with
+    /// no effect, so the comparison with the log notices whatever it had caused.
+    private func finishStaleReentry(_ input: SessionInput) {
+        beginOperation()
+        finishInput(input)
+        beginOperation()
+    }
+
+    /// Releases the live page of `name` and binds a fresh one at the same route parameters in its place (its
+    /// revision goes on), with a `snapshot` event: what a restored session does with a page whose replay no
+    /// longer matches its log.
+    /// - Parameter name: the unit's name.
+    /// - Returns: the number of the input record, or nil when the unit has no live page.
+    @discardableResult
+    func rebind(_ name: String) throws(PageError) -> Int? {
+        guard let existing = pages[name] else { return nil }
+        beginOperation()
+        isInTurn = true
+        defer {
+            isInTurn = false
+            beginOperation()
+        }
+        let page: BoundPage
+        do {
+            page = try bind(existing.unit, sentValue: nil, parameters: existing.parameters)
+        } catch {
+            settle()
+            throw error
+        }
+        turn.forget(existing.document)
+        existing.release()
+        pages[name] = page
+        drainWork()
+        page.document.absorbChanges()
+        turn.forget(page.document)
+        emit(.snapshot(page.snapshot))
+        settle()
+        finishInput(.rebind(unit: name))
+        return inputNumber
+    }
+
+    /// Ends an input: numbers and times its record, with the digests of the events it caused (only when
+    /// a log is kept), and hands it to the recorder (or keeps it, while replaying).
+    private func finishInput(_ input: SessionInput) {
+        inputNumber += 1
+        let note = annotation
+        annotation = nil
+        guard recorder != nil || isReplaying else { return }
+        let record = InputRecord(
+            number: inputNumber, time: scheduler.now, input: input, digests: events.pageDigests, annotation: note)
+        if isReplaying {
+            lastRecord = record
+            lastRecordEvents = events
+        } else {
+            recorder?(record, events)
+        }
     }
 
     func reenter(_ reentry: Scheduler.Reentry) {
@@ -174,7 +307,9 @@ final class SessionCore {
         if !navigationFailures.isEmpty { navigationFailures.removeAll() }
     }
 
-    private func navigationOperation(_ body: () throws(PageError) -> Void) throws(PageError) -> NavigationResult {
+    private func navigationOperation(_ input: SessionInput, _ body: () throws(PageError) -> Void) throws(PageError)
+        -> NavigationResult
+    {
         beginOperation()
         isInTurn = true
         defer { isInTurn = false }
@@ -182,11 +317,16 @@ final class SessionCore {
             try body()
         } catch {
             settle()
+            // A navigation that failed may still have committed what came before it: then it is an input.
+            if !events.isEmpty { finishInput(input) }
+            beginOperation()
             throw error
         }
         settle()
+        finishInput(input)
         let result = NavigationResult(
-            navigation: navigations.last, state: navigationState, sequence: sequence, events: events)
+            navigation: navigations.last, state: navigationState, sequence: sequence, events: events,
+            inputNumber: inputNumber)
         beginOperation()
         return result
     }
@@ -363,7 +503,7 @@ final class SessionCore {
         document.startRecording()
         return BoundPage(
             unit: unit, document: document, actions: registry, subscriptions: subscriptions, callbacks: callbacks,
-            pairs: pairs)
+            parameters: parameters, pairs: pairs)
     }
 
     private func bindPairs(

@@ -28,7 +28,7 @@ extension Signal where Element: Sendable {
     /// - Parameters:
     ///   - scheduler: the page's scheduler, from its `UnitContext`.
     ///   - work: the async Model call; it runs concurrently, so it and its result are `Sendable`.
-    public func flatMapLatest<Result: Sendable>(
+    public func flatMapLatest<Result: Codable & Sendable>(
         on scheduler: Scheduler, _ work: @escaping @Sendable (Element) async -> Result
     ) -> Signal<Result> {
         flatMapLatest { element in scheduler.perform { await work(element) } }

@@ -78,6 +78,17 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `MAX_STREAMS_PER_IP`: the most open event streams from one address.
     public var maxStreamsPerIP = 64
 
+    // Durable sessions (issue 12): every session is a numbered log of its inputs, kept in a store.
+    /// `SESSION_STORE`: where sessions' input logs are kept: `sqlite:PATH` (one SQLite file, created with its
+    /// directory if missing; a relative path is under the working directory) or `memory` (lost on restart).
+    public var sessionStore = "sqlite:data/sessions.sqlite"
+    /// `SESSION_DURABILITY`: when an input counts as stored (and so may be acknowledged): `process` (written
+    /// to the operating system: survives `kill -9`) or `machine` (`fsync` at every commit: survives power loss).
+    public var sessionDurability = SessionDurability.process
+    /// `PASSIVATE_AFTER_SECONDS`: a session with no request and no open stream for this long leaves memory; it
+    /// stays in the store and is restored (replayed) on its next request (0: never).
+    public var passivateAfterSeconds = 300
+
     /// The defaults.
     public init() {}
 
@@ -202,6 +213,31 @@ public struct ServerConfiguration: Sendable, Equatable {
             range: 4096...(1 << 40), \.maxSessionBytes),
         integer("--max-streams-per-session", "MAX_STREAMS_PER_SESSION", "most open event streams per session", range: 1...10_000, \.maxStreamsPerSession),
         integer("--max-streams-per-ip", "MAX_STREAMS_PER_IP", "most open event streams per address", range: 1...1_000_000, \.maxStreamsPerIP),
+        // Durable sessions.
+        Setting(
+            flag: "--session-store", environment: "SESSION_STORE", summary: "sqlite:PATH or memory: where session logs are kept",
+            current: { $0.sessionStore },
+            apply: { configuration, text throws(ConfigurationError) in
+                let value = text.trimmingSpaces
+                guard value == "memory" || (value.hasPrefix("sqlite:") && value.count > "sqlite:".count) else {
+                    throw ConfigurationError(setting: "--session-store", message: "'\(text)' is not sqlite:PATH or memory.")
+                }
+                configuration.sessionStore = value
+            }),
+        Setting(
+            flag: "--session-durability", environment: "SESSION_DURABILITY",
+            summary: "process (survives kill -9) or machine (fsync per commit: survives power loss)",
+            current: { $0.sessionDurability.rawValue },
+            apply: { configuration, text throws(ConfigurationError) in
+                guard let durability = SessionDurability(rawValue: text.trimmingSpaces.lowercased()) else {
+                    throw ConfigurationError(setting: "--session-durability", message: "'\(text)' is not process or machine.")
+                }
+                configuration.sessionDurability = durability
+            }),
+        integer(
+            "--passivate-after-seconds", "PASSIVATE_AFTER_SECONDS",
+            "idle time after which a session leaves memory (kept in the store, restored on its next request; 0: never)",
+            range: 0...31_536_000, \.passivateAfterSeconds),
     ]
 
     /// Reads the settings from flags and environment variables (a flag wins over its variable).

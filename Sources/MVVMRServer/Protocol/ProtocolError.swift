@@ -79,6 +79,13 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         status: 503, code: "overloaded", message: "The server holds as many sessions as it may; retry later.",
         headers: [HTTPHeader(name: "Retry-After", value: "5")])
 
+    /// 503 `store_unavailable`: the session store could not keep the input, so it was not applied (nothing
+    /// of it is acknowledged); reads of live pages still work. Retry: the same `Idempotency-Key` is safe.
+    static let storeUnavailable = ProtocolError(
+        status: 503, code: "store_unavailable",
+        message: "The session store cannot keep this request now, so it was not applied; retry shortly.",
+        headers: [HTTPHeader(name: "Retry-After", value: "1")])
+
     /// 503 `draining`.
     static let draining = ProtocolError(
         status: 503, code: "draining", message: "The server is shutting down; retry shortly.",

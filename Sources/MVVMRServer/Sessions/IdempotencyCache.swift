@@ -1,4 +1,5 @@
 import JSONPatch
+import MVVMR
 
 /// The responses of one session's actions that carried an `Idempotency-Key`, so a retry returns the first
 /// response instead of delivering the action again.
@@ -16,7 +17,9 @@ struct IdempotencyCache {
         /// count), not the body itself: a body the server does not read (extra members) would otherwise be kept
         /// at many times the bytes it was counted as. A collision could only make one client's retry with a
         /// different body, under the same key of its own session, replay instead of being refused.
-        let requestDigest: Int
+        let requestDigest: UInt64
+        /// The number of the input record the action made, so a replayed answer too waits until it is stored.
+        let inputNumber: Int?
         let status: Int
         let body: [UInt8]
         let storedAt: ContinuousClock.Instant
@@ -25,7 +28,7 @@ struct IdempotencyCache {
 
     enum Lookup {
         case miss
-        case replay(status: Int, body: [UInt8])
+        case replay(status: Int, body: [UInt8], inputNumber: Int?)
         case conflict
     }
 
@@ -59,10 +62,38 @@ struct IdempotencyCache {
 
     /// Looks a key up for a request to `unit` with the parsed body `request` (compared as JSON values, so key
     /// order and spacing do not matter).
-    func lookup(key: String, unit: String, request: JSONValue) -> Lookup {
+    func lookup(key: String, unit: String, requestDigest: UInt64) -> Lookup {
         guard let entry = entries[key] else { return .miss }
-        guard entry.unit == unit, entry.requestDigest == request.hashValue else { return .conflict }
-        return .replay(status: entry.status, body: entry.body)
+        guard entry.unit == unit, entry.requestDigest == requestDigest else { return .conflict }
+        return .replay(status: entry.status, body: entry.body, inputNumber: entry.inputNumber)
+    }
+
+    /// A digest of a request's body that is the same in every process (the session's log keeps it, so a
+    /// session restored after a restart still tells a retry from a different request under the same key).
+    /// Members of an object count in any order, like the JSON values' own equality.
+    static func digest(of request: JSONValue) -> UInt64 {
+        var digest = StableDigest()
+        combine(request, into: &digest)
+        return digest.value
+    }
+
+    private static func combine(_ value: JSONValue, into digest: inout StableDigest) {
+        switch value {
+        case .object(let object):
+            digest.combine(0x7b)
+            for (key, member) in object.sorted(by: { $0.key < $1.key }) {
+                digest.combine(key.utf8.count)
+                digest.combine(key.utf8)
+                combine(member, into: &digest)
+            }
+            digest.combine(0x7d)
+        case .array(let elements):
+            digest.combine(0x5b)
+            digest.combine(elements.count)
+            for element in elements { combine(element, into: &digest) }
+        default:
+            digest.combine(value.jsonBytes)
+        }
     }
 
     /// Whether a new key may be stored now: expired entries go first; a cache still full of live ones refuses.
@@ -76,13 +107,14 @@ struct IdempotencyCache {
 
     /// Keeps an action's response for its key.
     mutating func store(
-        key: String, unit: String, request: JSONValue, status: Int, body: [UInt8], now: ContinuousClock.Instant
+        key: String, unit: String, requestDigest: UInt64, status: Int, body: [UInt8], inputNumber: Int?,
+        now: ContinuousClock.Instant
     ) {
         let byteCount = key.utf8.count + Self.entryOverheadBytes + body.count
         if let replaced = entries.updateValue(
             Entry(
-                unit: unit, requestDigest: request.hashValue, status: status, body: body, storedAt: now,
-                byteCount: byteCount),
+                unit: unit, requestDigest: requestDigest, inputNumber: inputNumber, status: status, body: body,
+                storedAt: now, byteCount: byteCount),
             forKey: key)
         {
             self.byteCount -= replaced.byteCount

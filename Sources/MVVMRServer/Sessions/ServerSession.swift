@@ -3,6 +3,7 @@ import Locking
 import MVVMR
 import MicroHTTP
 import Synchronization
+import Dispatch
 
 /// One client's session as the server holds it: its pages (an `MVVMR.PageSession`), its event log for
 /// `Last-Event-ID` replay, its open event streams and its idempotency cache, each bounded by its
@@ -29,6 +30,26 @@ final class ServerSession: Sendable {
         /// Bumped when pages may have been bound or released (navigation, snapshot): measure again.
         var pageSetVersion = 1
         var pageSetVersionMeasured = 0
+        /// The inputs whose records the store has not confirmed yet, with their events, which no client sees
+        /// before then (acknowledged means stored), in input order.
+        var unconfirmed: [(number: Int, events: [SessionEvent])] = []
+        /// The highest input number whose record is stored (every one before it is too).
+        var storedThrough = 0
+        /// An append failed: what the session holds in memory is ahead of its log, so it must not be used
+        /// again (the server restores it from the store instead).
+        var storeFailure: SessionStoreError?
+        /// Answers waiting for an input's record to be stored.
+        var waiters: [(number: Int, notify: @Sendable (SessionStoreError?) -> Void)] = []
+    }
+
+    /// Whether an input's record is stored.
+    enum Durability {
+        /// Stored: what it caused may be acknowledged.
+        case stored
+        /// Not yet: the notification comes when it is (or fails).
+        case waiting
+        /// The store could not take it (or an input before it).
+        case failed(SessionStoreError)
     }
 
     /// What `attach` did.
@@ -43,6 +64,8 @@ final class ServerSession: Sendable {
 
     let identifier: String
     let pages: PageSession
+    /// Where the session's input log goes.
+    let store: any SessionStore
     private let sharedLimits: SharedSessionLimits
     /// What the session may hold (its server's, shared).
     var limits: SessionLimits { sharedLimits.limits }
@@ -65,41 +88,135 @@ final class ServerSession: Sendable {
     }
 
     /// A session with its own copy of `limits` (tests; a server shares one, see the other initialiser).
-    convenience init(identifier: String, registry: UnitRegistry, services: Services, limits: SessionLimits = SessionLimits()) {
-        self.init(identifier: identifier, registry: registry, services: services, sharedLimits: SharedSessionLimits(limits))
+    convenience init(
+        identifier: String, registry: UnitRegistry, services: Services, limits: SessionLimits = SessionLimits(),
+        store: any SessionStore = MemorySessionStore()
+    ) {
+        self.init(
+            identifier: identifier, registry: registry, services: services, sharedLimits: SharedSessionLimits(limits),
+            store: store)
     }
 
-    init(identifier: String, registry: UnitRegistry, services: Services, sharedLimits: SharedSessionLimits) {
+    /// A session whose inputs are logged to `store`.
+    /// - Parameters:
+    ///   - restoring: made to replay a stored log into (virtual clock, nothing logged until
+    ///     ``startLogging(storedThrough:)``); a new session logs from its first input.
+    init(
+        identifier: String, registry: UnitRegistry, services: Services, sharedLimits: SharedSessionLimits,
+        store: any SessionStore, restoring: Bool = false
+    ) {
         self.identifier = identifier
         self.sharedLimits = sharedLimits
+        self.store = store
         let limits = sharedLimits.limits
-        let streamState = Locked(
-            StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
-        self.streamState = streamState
+        streamState = Locked(StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
         pages = PageSession(
-            registry: registry, services: services, historyByteLimit: limits.pageHistoryBytes
-        ) { event in
-            // Runs inside the page session's lock, in sequence order. Framed only when a stream takes it.
-            streamState.withLock { state in
-                state.lastSequence = event.sequence
-                let byteCount: Int
-                if state.streams.isEmpty {
-                    byteCount = EstimatedBytes.frame(event)
-                    state.log.append(event, byteCount: byteCount)
-                } else {
-                    let frame = ProtocolEncoding.frame(event)
-                    byteCount = frame.count
-                    state.log.append(sequence: event.sequence, frame: frame)
-                    for stream in state.streams.values { stream.send(bytes: frame) }
-                }
-                if case .patch = event.kind {
-                    state.patchBytesTotal += byteCount
-                } else {
-                    state.pageSetVersion += 1
-                }
+            registry: registry, services: services, clock: restoring ? .virtual : .realTime,
+            historyByteLimit: limits.pageHistoryBytes)
+        if !restoring { startLogging(storedThrough: 0) }
+    }
+
+    /// From now on every input's record goes to the store, and what it caused reaches clients once it is
+    /// stored.
+    /// - Parameter storedThrough: the number of the last record the store already holds.
+    func startLogging(storedThrough: Int) {
+        streamState.withLock { $0.storedThrough = storedThrough }
+        let identifier = identifier
+        let store = store
+        pages.setRecorder { [weak self] record, events in
+            // Inside the page session's lock, in input order: queue the record, hold its events until it is stored.
+            guard let self else { return }
+            let number = record.number
+            self.streamState.withLock { $0.unconfirmed.append((number, events)) }
+            store.append(
+                StoredRecord(session: identifier, number: number, body: record.json.jsonBytes),
+                lastActive: SystemTime.secondsSince1970()
+            ) { [weak self] outcome in
+                self?.recordStored(number, outcome: outcome)
             }
         }
     }
+
+    /// Publishes `events` (already stored, or replayed from the store): into the event log and to every open
+    /// stream, in sequence order.
+    func publish(_ events: [SessionEvent]) {
+        streamState.withLock { state in Self.publish(events, in: &state) }
+    }
+
+    private static func publish(_ events: [SessionEvent], in state: inout StreamState) {
+        for event in events {
+            state.lastSequence = event.sequence
+            let byteCount: Int
+            if state.streams.isEmpty {
+                // Framed only when a stream takes it.
+                byteCount = EstimatedBytes.frame(event)
+                state.log.append(event, byteCount: byteCount)
+            } else {
+                let frame = ProtocolEncoding.frame(event)
+                byteCount = frame.count
+                state.log.append(sequence: event.sequence, frame: frame)
+                for stream in state.streams.values { stream.send(bytes: frame) }
+            }
+            if case .patch = event.kind {
+                state.patchBytesTotal += byteCount
+            } else {
+                state.pageSetVersion += 1
+            }
+        }
+    }
+
+    /// The store's answer for input `number`: its events go out (and those of every input before it), and the
+    /// answers waiting for them are sent; or the session is spoiled.
+    private func recordStored(_ number: Int, outcome: Result<Void, SessionStoreError>) {
+        let (ready, failure, streams) = streamState.withLock {
+            state -> ([@Sendable (SessionStoreError?) -> Void], SessionStoreError?, [EventStream]) in
+            switch outcome {
+            case .success:
+                if state.storeFailure != nil { return ([], nil, []) }
+                state.storedThrough = max(state.storedThrough, number)
+                var published = 0
+                for entry in state.unconfirmed {
+                    guard entry.number <= number else { break }
+                    Self.publish(entry.events, in: &state)
+                    published += 1
+                }
+                if published > 0 { state.unconfirmed.removeFirst(published) }
+                var ready: [@Sendable (SessionStoreError?) -> Void] = []
+                state.waiters.removeAll { waiter in
+                    guard waiter.number <= number else { return false }
+                    ready.append(waiter.notify)
+                    return true
+                }
+                return (ready, nil, [])
+            case .failure(let error):
+                if state.storeFailure == nil { state.storeFailure = error }
+                state.unconfirmed = []
+                let ready = state.waiters.map(\.notify)
+                state.waiters = []
+                // Their clients resume from the log of the session restored from the store.
+                let streams = Array(state.streams.values)
+                state.streams = [:]
+                return (ready, state.storeFailure, streams)
+            }
+        }
+        for notify in ready { notify(failure) }
+        for stream in streams { stream.close() }
+    }
+
+    /// Whether input `number`'s record is stored; when not yet, `notify` runs once it is (with nil) or once it
+    /// failed (with the error). An input number of nil (the request logged nothing) counts as stored, unless
+    /// the session is spoiled.
+    func durability(of number: Int?, notify: @escaping @Sendable (SessionStoreError?) -> Void) -> Durability {
+        streamState.withLock { state in
+            if let failure = state.storeFailure { return .failed(failure) }
+            guard let number, number > state.storedThrough else { return .stored }
+            state.waiters.append((number, notify))
+            return .waiting
+        }
+    }
+
+    /// The store failed an append of this session: it must not serve another request (see ``StreamState/storeFailure``).
+    var isSpoiled: Bool { streamState.withLock { $0.storeFailure != nil } }
 
     /// The bytes the session holds, counted conservatively: its event log and idempotency cache by their
     /// own counts, its pages (views and patch histories) as last measured plus twice the patches since
@@ -198,19 +315,63 @@ final class ServerSession: Sendable {
         streamState.withLock { _ = $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
     }
 
-    /// Ends the session: every stream gets an `expired` event and closes; every page is released.
-    func expire(reason: String) {
+    /// Ends the session in memory: every stream gets an `expired` event (when there is a `reason`; without one,
+    /// the session goes on in the store and its clients' streams just close, to resume from the session
+    /// restored) and closes; every page is released.
+    func expire(reason: String?) {
         let streams = streamState.withLock { state -> [EventStream] in
             state.expired = true
             let streams = Array(state.streams.values)
             state.streams = [:]
             return streams
         }
-        let frame = ProtocolEncoding.frame(name: "expired", sequence: nil, data: ["reason": .string(reason)])
+        let frame = reason.map { ProtocolEncoding.frame(name: "expired", sequence: nil, data: ["reason": .string($0)]) }
         for stream in streams {
-            stream.send(bytes: frame)
+            if let frame { stream.send(bytes: frame) }
             stream.close()
         }
         pages.releaseAll()
+    }
+
+    // MARK: - Restoring
+
+    /// The annotation an idempotent action's record carries: its key and its request's digest.
+    static func idempotencyAnnotation(key: String, requestDigest: UInt64) -> JSONValue {
+        ["idempotency_key": .string(key), "request_digest": .string(String(requestDigest, radix: 16))]
+    }
+
+    /// Replays a stored log into this session (made with `restoring: true`): its pages, event log (for
+    /// `Last-Event-ID`) and idempotent answers come back as they were.
+    /// - Parameter records: the log, in order.
+    /// - Returns: what the replay found.
+    func restore(from records: [InputRecord]) -> RestoreReport {
+        let now = ContinuousClock.now
+        var answers: [(key: String, unit: String, digest: UInt64, body: [UInt8], number: Int)] = []
+        let report = pages.restore(from: records) { record, events, result in
+            publish(events)
+            guard let result, case .object(let note)? = record.annotation,
+                let key = note["idempotency_key"]?.stringValue,
+                let digest = note["request_digest"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
+                case .action(let unit, _, _, _) = record.input
+            else { return }
+            answers.append((key, unit, digest, ProtocolEncoding.actionResultBody(result), record.number))
+        }
+        if !answers.isEmpty {
+            idempotency.withLock { cache in
+                for answer in answers {
+                    cache.store(
+                        key: answer.key, unit: answer.unit, requestDigest: answer.digest, status: 200, body: answer.body,
+                        inputNumber: answer.number, now: now)
+                }
+                idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
+            }
+        }
+        return report
+    }
+
+    /// Blocks until input `number`'s record is stored or failed (a rare path: a restored page bound fresh).
+    func waitUntilStored(_ number: Int) {
+        let done = DispatchSemaphore(value: 0)
+        if case .waiting = durability(of: number, notify: { _ in done.signal() }) { done.wait() }
     }
 }

@@ -7,7 +7,7 @@ protocol SearchService: Sendable {
     func results(for query: String) async -> [SearchResult]
 }
 
-struct SearchResult: Sendable, JSONRepresentable {
+struct SearchResult: Sendable, Codable, JSONRepresentable {
     let key: String
     let title: String
     var jsonValue: JSONValue { ["key": .string(key), "title": .string(title)] }

@@ -77,6 +77,8 @@ import Testing
         collector.dispose()
     }
 
+    /// A failure arrives as a `RecordedError` with the error's description, live as after a restart (the
+    /// session's log keeps the description, not the error).
     @Test func performCatchingErrorsDeliversFailures() async {
         struct Offline: Error {}
         let scheduler = Scheduler.virtual()
@@ -84,11 +86,11 @@ import Testing
             scheduler.performCatchingErrors { () async throws -> Int in throw Offline() }.map { result -> String in
                 switch result {
                 case .success: return "success"
-                case .failure(let error): return "\(type(of: error))"
+                case .failure(let error): return "\(type(of: error)): \(error)"
                 }
             })
         await scheduler.runPendingWork()
-        #expect(collector.values == ["Offline"])
+        #expect(collector.values == ["RecordedError: Offline()"])
         collector.dispose()
     }
 

@@ -1,0 +1,149 @@
+import JSONPatch
+
+/// One thing that entered a session's serial context from outside: what its log records, in order, so
+/// that applying the same inputs to fresh pages gives the same views, revisions and event numbers.
+///
+/// Everything else a session does (routes, callbacks, what an action's streams compute) follows from
+/// these inputs and is not recorded: replay computes it again.
+public enum SessionInput: Sendable, Hashable {
+    /// The session began (or began again with a `root` start) at `unit`.
+    case start(unit: String, parameters: [String: String], value: JSONValue?)
+    /// A page outside the navigation stack was bound by a read (`GET /api/pages/{unit}`).
+    case bind(unit: String, parameters: [String: String])
+    /// An action on a live page; `clientRevision` is the revision the client said it held (it shapes the
+    /// answer, not the state).
+    case action(unit: String, name: String, value: JSONValue, clientRevision: Int?)
+    /// A navigation the client asked for (`back`, `open`).
+    case navigate(ClientNavigation)
+    /// The timer with this ordinal (the session scheduler's numbering) fired.
+    case timer(Int)
+    /// The async job with this ordinal finished with this result.
+    case work(Int, JSONValue)
+    /// A page was bound fresh in place of a live one of `unit` whose replay no longer matched its log
+    /// (its code changed): see ``PageSession/replay(_:)``.
+    case rebind(unit: String)
+}
+
+extension SessionInput {
+    /// Whether the input may bind pages afresh (a start, a read of a page not live, a navigation, a rebind).
+    var bindsPages: Bool {
+        switch self {
+        case .start, .bind, .navigate, .rebind: return true
+        case .action, .timer, .work: return false
+        }
+    }
+}
+
+/// A session input as its log keeps it: numbered, timed, and with a digest of what it caused on each page,
+/// so a replay that comes out differently is noticed.
+public struct InputRecord: Sendable, Hashable {
+    /// The record's number in its session: 1 for the first input, each next one greater by one.
+    public let number: Int
+    /// The session clock's reading when the input was applied (time since the session's clock began).
+    public let time: Duration
+    /// The input.
+    public let input: SessionInput
+    /// For every page the input changed, bound or released, a digest (FNV-1a, 64 bits) of the events it
+    /// caused on that page, in order.
+    public let digests: [String: UInt64]
+    /// Whatever the caller attached (a server keeps an action's idempotency key here); not interpreted.
+    public let annotation: JSONValue?
+
+    /// A record as the session makes it, or as read back from a log.
+    /// - Parameters:
+    ///   - number: its number in the session.
+    ///   - time: the session clock's reading.
+    ///   - input: the input.
+    ///   - digests: per page, the digest of the events the input caused there.
+    ///   - annotation: the caller's attachment.
+    public init(
+        number: Int, time: Duration, input: SessionInput, digests: [String: UInt64], annotation: JSONValue? = nil
+    ) {
+        self.number = number
+        self.time = time
+        self.input = input
+        self.digests = digests
+        self.annotation = annotation
+    }
+}
+
+/// A 64-bit FNV-1a digest, built from bytes and integers: cheap, stable across runs and machines (unlike
+/// `Hasher`, which is seeded per process).
+public struct StableDigest: Sendable, Hashable {
+    /// The digest so far.
+    public private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    /// An empty digest.
+    public init() {}
+
+    /// Adds bytes.
+    /// - Parameter bytes: the bytes, in order.
+    public mutating func combine(_ bytes: some Sequence<UInt8>) {
+        var current = value
+        for byte in bytes {
+            current ^= UInt64(byte)
+            current &*= 0x0000_0100_0000_01b3
+        }
+        value = current
+    }
+
+    /// Adds an integer (its eight bytes, little-endian).
+    /// - Parameter number: the integer.
+    public mutating func combine(_ number: Int) {
+        var remaining = UInt64(bitPattern: Int64(number))
+        var current = value
+        for _ in 0..<8 {
+            current ^= remaining & 0xff
+            current &*= 0x0000_0100_0000_01b3
+            remaining >>= 8
+        }
+        value = current
+    }
+}
+
+extension SessionEvent {
+    /// The page the event is about (a navigation's is the page it shows).
+    var pageUnit: String {
+        switch kind {
+        case .patch(let patch): return patch.unit
+        case .snapshot(let snapshot): return snapshot.unit
+        case .navigation(let navigation): return navigation.unit
+        }
+    }
+
+    /// Adds the event's number, kind, page, revision and content to `digest`.
+    func combine(into digest: inout StableDigest) {
+        digest.combine(sequence)
+        switch kind {
+        case .patch(let patch):
+            digest.combine(1)
+            digest.combine(patch.rev)
+            digest.combine(patch.patch.jsonBytes)
+        case .snapshot(let snapshot):
+            digest.combine(2)
+            digest.combine(snapshot.rev)
+            digest.combine(snapshot.view.jsonBytes)
+        case .navigation(let navigation):
+            digest.combine(3)
+            digest.combine(navigation.kind.rawValue.utf8)
+            digest.combine(navigation.state.stack.joined(separator: "\u{1}").utf8)
+            digest.combine(navigation.page.rev)
+            digest.combine(navigation.page.view.jsonBytes)
+            if let callback = navigation.callbackPatch {
+                digest.combine(callback.rev)
+                digest.combine(callback.patch.jsonBytes)
+            }
+        }
+    }
+}
+
+extension [SessionEvent] {
+    /// Per page, the digest of these events about it, in order.
+    var pageDigests: [String: UInt64] {
+        var digests: [String: StableDigest] = [:]
+        for event in self {
+            event.combine(into: &digests[event.pageUnit, default: StableDigest()])
+        }
+        return digests.mapValues(\.value)
+    }
+}

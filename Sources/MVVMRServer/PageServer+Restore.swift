@@ -1,0 +1,141 @@
+import JSONPatch
+import Locking
+import MVVMR
+
+/// Sessions that are not in memory (after a restart, or passivated) come back from the store, by replay.
+extension PageServer {
+    /// The live session `identifier`, restoring it from the store when it is not in memory (or was spoiled by
+    /// a failed append); nil when neither memory nor the store has it.
+    /// - Throws: `store_unavailable` when the store cannot be read.
+    func liveSession(_ identifier: String) throws(ProtocolError) -> ServerSession? {
+        if let session = sessions.touch(identifier), !session.isSpoiled { return session }
+        // One restore per id at a time: a second request for the same session waits and finds it restored.
+        let stripe = restoreLocks[Self.stripe(of: identifier, count: restoreLocks.count)]
+        return try stripe.withLock { _ throws(ProtocolError) -> ServerSession? in
+            if let session = sessions.touch(identifier) {
+                if !session.isSpoiled { return session }
+                _ = sessions.remove(identifier)
+                session.expire(reason: nil)
+            }
+            return try restore(identifier)
+        }
+    }
+
+    private static func stripe(of identifier: String, count: Int) -> Int {
+        var digest = StableDigest()
+        digest.combine(identifier.utf8)
+        return Int(digest.value % UInt64(count))
+    }
+
+    /// Replays `identifier`'s stored log into a fresh session and makes it live.
+    private func restore(_ identifier: String) throws(ProtocolError) -> ServerSession? {
+        let started = ContinuousClock.now
+        let stored: StoredSession?
+        do throws(SessionStoreError) {
+            stored = try store.load(identifier)
+        } catch {
+            logger.log(.error, "store_unavailable", [("operation", "load"), ("error", .string(error.description))])
+            throw .storeUnavailable
+        }
+        guard let stored, !stored.records.isEmpty else { return nil }
+        var records: [InputRecord] = []
+        records.reserveCapacity(stored.records.count)
+        for storedRecord in stored.records {
+            do {
+                records.append(try InputRecord(json: try JSONValue(parsing: storedRecord.body, maxDepth: 512)))
+            } catch {
+                // A record this server cannot read: the log goes no further than the records before it.
+                logger.log(
+                    .error, "session_log_unreadable",
+                    [("session", .string(SessionIdentifier.redacted(identifier))), ("number", .int(storedRecord.number))])
+                break
+            }
+        }
+        let session = ServerSession(
+            identifier: identifier, registry: registry, services: services, sharedLimits: sharedSessionLimits,
+            store: store, restoring: true)
+        let report = session.restore(from: records)
+        session.startLogging(storedThrough: stored.lastNumber)
+        for unit in report.divergedUnits {
+            divergences.increment()
+            logger.log(
+                .warning, "session_page_diverged",
+                [("session", .string(SessionIdentifier.redacted(identifier))), ("unit", .string(unit))])
+            do throws(PageError) {
+                try session.pages.rebind(unit)
+            } catch {
+                logger.log(.error, "session_page_rebind_failed", [("unit", .string(unit)), ("error", .string(error.message))])
+            }
+        }
+        session.pages.goLive()
+        if !report.divergedUnits.isEmpty {
+            // The fresh pages are acknowledged (read) right away: wait for their records.
+            session.waitUntilStored(session.pages.inputNumber)
+        }
+        let (inserted, evicted) = sessions.insert(session, identifier: identifier)
+        if let evicted { passivate(evicted) }
+        guard inserted else {
+            session.expire(reason: nil)
+            throw .overloaded
+        }
+        restores.increment()
+        let elapsed = ContinuousClock.now - started
+        logger.log(
+            .debug, "session_restored",
+            [
+                ("session", .string(SessionIdentifier.redacted(identifier))), ("records", .int(records.count)),
+                ("diverged", .int(report.divergedUnits.count)),
+                ("duration_ms", .double(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
+            ])
+        return session
+    }
+
+    /// Takes an idle session out of memory; its log stays in the store, so its next request restores it.
+    func passivate(_ session: ServerSession) {
+        do throws(SessionStoreError) {
+            try store.touch(session.identifier, at: SystemTime.secondsSince1970())
+        } catch {
+            logger.log(.warning, "store_unavailable", [("operation", "touch"), ("error", .string(error.description))])
+        }
+        session.expire(reason: nil)
+        passivations.increment()
+    }
+
+    /// Ends a session for good: out of memory and out of the store.
+    func end(_ session: ServerSession, reason: String) {
+        session.expire(reason: reason)
+        do throws(SessionStoreError) {
+            try store.delete(session.identifier)
+        } catch {
+            logger.log(.warning, "store_unavailable", [("operation", "delete"), ("error", .string(error.description))])
+        }
+    }
+
+    /// Passivates sessions idle for `passivateAfter`, expires (and deletes) those idle for `timeToLive`, in
+    /// memory and in the store.
+    func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?) {
+        if let passivateAfter, passivateAfter < timeToLive {
+            for session in sessions.removeExpired(timeToLive: passivateAfter) { passivate(session) }
+        } else {
+            for session in sessions.removeExpired(timeToLive: timeToLive) {
+                end(session, reason: "expired")
+                expirations.increment()
+            }
+        }
+        let cutoff = SystemTime.secondsSince1970() - Int64(timeToLive.components.seconds)
+        do throws(SessionStoreError) {
+            while true {
+                let stale = try store.sessions(lastActiveBefore: cutoff, limit: 500)
+                var deleted = 0
+                for identifier in stale where sessions.peek(identifier) == nil {
+                    try store.delete(identifier)
+                    expirations.increment()
+                    deleted += 1
+                }
+                if stale.count < 500 || deleted == 0 { break }
+            }
+        } catch {
+            logger.log(.warning, "store_unavailable", [("operation", "expire"), ("error", .string(error.description))])
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import JSONPatch
+import MVVMR
+import Testing
+
+/// A session's input log as `GET /api/session/log` gives it (format `mvvmr-session-log`, version 1; see
+/// docs/PROTOCOL.md "Session logs"): what a bug report attaches, and what ``PageTester/replay(_:registry:services:sourceLocation:)``
+/// turns back into the session the user had.
+public struct SessionLog: Sendable, Hashable {
+    /// The records, in number order.
+    public let records: [InputRecord]
+    /// The unit names the server that wrote the log served.
+    public let units: [String]
+
+    /// A log read from its JSON text.
+    /// - Parameter bytes: the body of `GET /api/session/log`.
+    /// - Throws: ``InputRecordFormatError`` when it is not such a log (wrong format, newer version, bad record).
+    public init(bytes: [UInt8]) throws(InputRecordFormatError) {
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: bytes, maxDepth: 512)
+        } catch {
+            throw InputRecordFormatError("the log is not JSON: \(error)")
+        }
+        try self.init(json: json)
+    }
+
+    /// A log read from its JSON value.
+    /// - Parameter json: the parsed body of `GET /api/session/log`.
+    /// - Throws: ``InputRecordFormatError`` when it is not such a log.
+    public init(json: JSONValue) throws(InputRecordFormatError) {
+        guard json["format"]?.stringValue == "mvvmr-session-log" else {
+            throw InputRecordFormatError("'format' must be \"mvvmr-session-log\"")
+        }
+        guard let version = json["version"]?.intValue, version == 1 else {
+            throw InputRecordFormatError("'version' \(json["version"].map { "\($0)" } ?? "(none)") is not 1, the version this kit reads")
+        }
+        guard let items = json["records"]?.arrayValue else { throw InputRecordFormatError("'records' must be an array") }
+        var records: [InputRecord] = []
+        for item in items { records.append(try InputRecord(json: item)) }
+        self.records = records
+        units = json["units"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+}
+
+extension PageTester {
+    /// Replays a session log (a user's bug report, taken from a real server with `GET /api/session/log`) into
+    /// a fresh session on a virtual clock, with your services, and returns it to assert its pages.
+    ///
+    /// Every record's events are compared with the digests the server logged: a page that comes out different
+    /// from what the user saw is an issue (the code changed since, or depends on something outside its
+    /// context), and so is a record that could not be applied.
+    ///
+    /// ```swift
+    /// let session = try PageTester.replay(SessionLog(bytes: reported), registry: DemoApp.registry, services: services)
+    /// #expect(session.pages.first { $0.unit == "counters" }?.view["rows"]?[0]?["count"] == 2)
+    /// ```
+    /// - Parameters:
+    ///   - log: the session log.
+    ///   - registry: the app's units (those the log names must be there).
+    ///   - services: the services its ViewModels read; async results come from the log, not from them.
+    ///   - sourceLocation: where issues are reported.
+    /// - Returns: the replayed session, still on its virtual clock.
+    public static func replay(
+        _ log: SessionLog, registry: UnitRegistry, services: Services = Services(),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> PageSession {
+        let session = PageSession(registry: registry, services: services, clock: .virtual)
+        let report = session.restore(from: log.records)
+        for number in report.mismatchedRecords {
+            Issue.record("record \(number): the replay did not give the events the server logged", sourceLocation: sourceLocation)
+        }
+        if report.skipped > 0 {
+            Issue.record("\(report.skipped) records were skipped (their page had diverged)", sourceLocation: sourceLocation)
+        }
+        return session
+    }
+}
