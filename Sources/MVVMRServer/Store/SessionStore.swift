@@ -54,6 +54,9 @@ public struct StoredSession: Sendable, Equatable {
     }
 
     /// The number of the session's last record (its snapshot's when no record follows it; 0 when empty).
+    ///
+    /// After `removeRecords` took the session's last record away, this is less than the number the store's
+    /// fence last accepted, and appending `lastNumber + 1` is refused as out of order.
     public var lastNumber: Int { records.last?.number ?? snapshot?.number ?? 0 }
 }
 
@@ -61,11 +64,11 @@ public struct StoredSession: Sendable, Equatable {
 public struct SessionStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure.
     public enum Kind: String, Sendable, Equatable {
-        /// The store cannot write or read now: disk full, read-only, corrupt or missing file, I/O error.
-        /// A later call may succeed once the cause is gone.
+        /// The store cannot write or read now: disk full, read-only, corrupt or missing file, I/O error, or the
+        /// store was closed (the message is then `closed`). A later call may succeed once the cause is gone.
         case unavailable
         /// An appended record's number is not one more than the session's last (a record before it failed, or
-        /// another writer owns the session): nothing was written.
+        /// another writer owns the session), or a snapshot does not fit the session's log: nothing was written.
         case outOfOrder
     }
 
@@ -102,10 +105,12 @@ public enum SessionDurability: String, Sendable, Equatable, CaseIterable {
 /// the order queued, once its record is durable at the store's ``SessionDurability`` or has failed. A record
 /// whose number is not the session's last plus one fails with ``SessionStoreError/Kind/outOfOrder`` and
 /// writes nothing: that fence keeps a session's log gap-free even when an earlier append failed. Record 1
-/// creates the session.
+/// creates the session. `saveSnapshot`, `removeRecords`, `touch` and `delete` take effect after every append
+/// queued before them, and return once they have; `load` sees every append that has completed.
 ///
 /// Every method is safe to call from any thread. Completions may run on the store's own thread or, for a
-/// store that completes at once, on the caller's; they must be quick and must not wait for the store.
+/// store that completes at once, on the caller's; they must be quick and must not wait for the store (a
+/// store may refuse such a call with `unavailable` rather than wait for itself).
 public protocol SessionStore: AnyObject, Sendable {
     /// The durability an append has when it completes.
     var durability: SessionDurability { get }
@@ -124,19 +129,24 @@ public protocol SessionStore: AnyObject, Sendable {
     func load(_ session: String) throws(SessionStoreError) -> StoredSession?
 
     /// Replaces the records up to `snapshot.number` with `snapshot` (compaction), atomically.
+    ///
+    /// Throws `outOfOrder`, changing nothing, when the session is unknown, or the snapshot's number is past
+    /// the session's last record or before the number of the snapshot it has (whose records are gone).
     /// - Parameters:
     ///   - snapshot: the snapshot; its number must not be past the session's last record.
     ///   - session: the session's id.
     func saveSnapshot(_ snapshot: StoredSnapshot, of session: String) throws(SessionStoreError)
 
     /// Removes the records with the given numbers (a released page's), keeping the session and its other
-    /// records; the numbering goes on from the last one.
+    /// records; the numbering goes on from the last one. Numbers it does not hold, and an unknown session,
+    /// are ignored.
     /// - Parameters:
     ///   - numbers: the records' numbers.
     ///   - session: the session's id.
     func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError)
 
     /// Records that `session` was last active at `time` (a read that appended nothing, or passivation).
+    /// An unknown session is ignored (a touch creates none).
     /// - Parameters:
     ///   - session: the session's id.
     ///   - time: seconds since 1970.
@@ -146,7 +156,7 @@ public protocol SessionStore: AnyObject, Sendable {
     /// - Parameter session: the session's id.
     func delete(_ session: String) throws(SessionStoreError)
 
-    /// The ids of up to `limit` sessions last active before `time`, oldest first (to expire them).
+    /// The ids of up to `limit` sessions last active before `time`, oldest first, ties by id (to expire them).
     /// - Parameters:
     ///   - time: seconds since 1970.
     ///   - limit: how many at most.
@@ -155,9 +165,10 @@ public protocol SessionStore: AnyObject, Sendable {
     /// How many sessions the store holds.
     func sessionCount() throws(SessionStoreError) -> Int
 
-    /// Returns once every append queued before the call has completed.
+    /// Returns once every append queued before the call has completed (at once when closed).
     func flush()
 
-    /// Completes what is queued, then closes the store; later calls fail with `unavailable`.
+    /// Completes what is queued, then closes the store; later calls fail with `unavailable("closed")`, and
+    /// later appends complete with it at once. Closing again is harmless.
     func close()
 }
