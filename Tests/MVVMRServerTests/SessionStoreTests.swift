@@ -66,6 +66,9 @@ import Testing
         #expect(log.outcomes.map(\.failure) == [nil, .outOfOrder, nil, .outOfOrder, .outOfOrder, nil, nil, nil])
         #expect(try store.load("a")?.records.map(\.number) == [1, 2, 3])
         #expect(try store.load("b")?.records.map(\.number) == [1, 2])
+        if let sqlite = store as? SQLiteSessionStore {
+            #expect(sqlite.commitCount == 1, "the eight appends made one transaction")
+        }
     }
 
     @Test(arguments: StoreKind.allCases)

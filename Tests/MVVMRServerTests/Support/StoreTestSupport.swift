@@ -7,6 +7,7 @@ import Testing
 /// The stores the behavioural suite runs against.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case memory
+    case sqlite
 
     var testDescription: String { rawValue }
 }
@@ -21,12 +22,19 @@ final class StoreFixture: Sendable {
         case .memory:
             store = MemorySessionStore()
             directory = nil
+        case .sqlite:
+            let directory = try TemporaryStoreDirectory()
+            self.directory = directory
+            store = try SQLiteSessionStore(path: directory.path + "/sessions.sqlite", durability: durability)
         }
     }
 
     /// Runs `body`, whose appends then make one batch of the writer (the memory store has no batches).
     func inOneBatch(_ body: () -> Void) {
+        let sqlite = store as? SQLiteSessionStore
+        sqlite?.suspendWriting()
         body()
+        sqlite?.resumeWriting()
         store.flush()
     }
 

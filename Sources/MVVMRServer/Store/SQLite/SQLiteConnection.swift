@@ -1,0 +1,95 @@
+import CSQLite
+
+/// One open SQLite database connection. Not thread-safe: one thread uses it at a time (the writer thread, or a
+/// caller holding the reader's lock). Every failure comes back as ``SessionStoreError/Kind/unavailable`` with
+/// SQLite's own message and the file's path.
+final class SQLiteConnection {
+    /// The connection's handle; valid until `close()`.
+    let handle: OpaquePointer
+    /// The database file's path, for messages.
+    let path: String
+
+    /// Opens the file at `path`.
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - create: whether to create it when missing.
+    ///   - readOnly: whether to open it read-only (then `create` is ignored).
+    init(path: String, create: Bool, readOnly: Bool) throws(SessionStoreError) {
+        self.path = path
+        // NOMUTEX: SQLite's own per-connection mutex is not needed, as no two threads use one connection at once.
+        var flags = SQLITE_OPEN_NOMUTEX
+        if readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if create { flags |= SQLITE_OPEN_CREATE }
+        }
+        var opened: OpaquePointer?
+        let code = sqlite3_open_v2(path, &opened, flags, nil)
+        guard let opened else {
+            throw SessionStoreError(.unavailable, "\(path): \(String(cString: sqlite3_errstr(code)))")
+        }
+        guard code == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(opened))
+            sqlite3_close_v2(opened)
+            throw SessionStoreError(.unavailable, "\(path): \(message)")
+        }
+        handle = opened
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit {
+        // close_v2: statements still alive (their own deinit finalizes them) keep the connection until they go.
+        sqlite3_close_v2(handle)
+    }
+
+    /// The failure SQLite just reported on this connection.
+    /// - Parameter code: the result code it returned.
+    func failure(_ code: Int32) -> SessionStoreError {
+        let message = String(cString: sqlite3_errmsg(handle))
+        let extended = sqlite3_extended_errcode(handle)
+        return SessionStoreError(.unavailable, "\(path): \(message) (SQLite code \(extended == 0 ? code : extended))")
+    }
+
+    /// Runs one or more statements that return no rows the caller needs.
+    /// - Parameter sql: the statements.
+    func execute(_ sql: String) throws(SessionStoreError) {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw failure(code) }
+    }
+
+    /// Runs one statement and returns the first column of its first row as an integer (for pragmas).
+    /// - Parameter sql: the statement.
+    func integer(_ sql: String) throws(SessionStoreError) -> Int64? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.integer(at: 0)
+    }
+
+    /// Runs one statement and returns the first column of its first row as text (for pragmas).
+    /// - Parameter sql: the statement.
+    func text(_ sql: String) throws(SessionStoreError) -> String? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.text(at: 0)
+    }
+
+    /// Compiles `sql` into a statement to run many times.
+    /// - Parameter sql: one statement.
+    func prepare(_ sql: String) throws(SessionStoreError) -> SQLiteStatement {
+        var compiled: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &compiled, nil)
+        guard code == SQLITE_OK, let compiled else { throw failure(code) }
+        return SQLiteStatement(handle: compiled, connection: self)
+    }
+
+    /// How long a statement waits for another connection's lock on the file before it fails as busy.
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// Whether a transaction is open (SQLite ends one by itself after some errors, such as a full disk).
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+}

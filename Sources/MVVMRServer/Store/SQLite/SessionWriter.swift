@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+import Locking
+
+/// The SQLite store's one writer: a thread of its own that takes everything queued, writes it in one transaction
+/// (group commit), and then completes each request in queue order.
+///
+/// A batch that fails in SQLite (a full disk, a read-only or corrupt file, an I/O error) is rolled back whole:
+/// every request in it completes with `unavailable` and SQLite's message. The thread goes on, and the next batch
+/// tries again, so the store recovers by itself once the cause is gone.
+final class SessionWriter: @unchecked Sendable {
+    // @unchecked Sendable: `database` is used by one thread at a time: by `init` until `start()` hands it to the
+    // writer thread (pthread_create orders the two), then by that thread alone, which drops it when it ends.
+    // What callers share with the thread is in `queue`, a Monitor.
+
+    private struct Queue {
+        var writes: [QueuedWrite] = []
+        var isClosing = false
+        var hasStopped = false
+        /// Tests hold the queue to gather requests into one batch.
+        var isSuspended = false
+        var commitCount = 0
+        var thread: pthread_t?
+    }
+
+    /// The writer's connection and its statements: nil once the thread has ended.
+    private var database: WriterDatabase?
+    private let queue = Monitor(Queue())
+
+    /// A writer for the store's file.
+    /// - Parameter connection: the writer's connection, configured, its tables ready.
+    init(connection: SQLiteConnection) throws(SessionStoreError) {
+        database = try WriterDatabase(connection: connection)
+    }
+
+    /// Starts the writer thread.
+    func start() throws(SessionStoreError) {
+        let retained = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<SessionWriter>.fromOpaque(argument).takeRetainedValue().run()
+                return nil
+            }, retained.toOpaque())
+        guard created == 0 else {
+            retained.release()
+            throw SessionStoreError(.unavailable, "cannot start the writer thread: \(String(cString: strerror(created)))")
+        }
+        queue.withLock { $0.thread = thread }
+    }
+
+    /// How many transactions the writer has committed.
+    var commitCount: Int { queue.withLock { $0.commitCount } }
+
+    /// Queues `write`; completes it at once with `unavailable("closed")` when the store is closing.
+    func enqueue(_ write: QueuedWrite) {
+        enum Admission { case refused, queuedFirst, queuedBehindOthers }
+        let admission: Admission = queue.withLock { queue in
+            guard !queue.isClosing else { return .refused }
+            queue.writes.append(write)
+            return queue.writes.count == 1 ? .queuedFirst : .queuedBehindOthers
+        }
+        switch admission {
+        case .refused: write.completion(.failure(.closed))
+        // Only an empty queue can have the writer asleep; once it is awake it takes whatever is queued.
+        case .queuedFirst: queue.signal()
+        case .queuedBehindOthers: break
+        }
+    }
+
+    /// Queues `request` and waits for its outcome.
+    func perform(_ request: WriteRequest) -> Result<Void, SessionStoreError> {
+        guard !isWriterThread else {
+            // A completion waiting for the writer would wait for itself.
+            return .failure(SessionStoreError(.unavailable, "called from a completion, on the store's writer thread"))
+        }
+        let waiter = OutcomeWaiter()
+        enqueue(QueuedWrite(request: request) { waiter.complete($0) })
+        return waiter.wait()
+    }
+
+    /// Holds the queue: requests gather until `resume()` (tests make one batch of them so).
+    func suspend() {
+        queue.withLock { $0.isSuspended = true }
+    }
+
+    /// Lets the writer take what gathered while suspended.
+    func resume() {
+        queue.withLock { $0.isSuspended = false }
+        queue.broadcast()
+    }
+
+    /// Completes what is queued, ends the thread (which closes its connection) and waits for it to end.
+    /// Called on the writer thread itself (from a completion), it returns at once and the thread ends later.
+    func close() {
+        let (thread, isFirst) = queue.withLock { queue in
+            defer { queue.isClosing = true }
+            return (queue.thread, !queue.isClosing)
+        }
+        // Broadcast, not signal: a second caller of `close` may be waiting on the same condition.
+        queue.broadcast()
+        guard let thread else { return }
+        if pthread_equal(thread, pthread_self()) != 0 {
+            if isFirst { pthread_detach(thread) }
+            return
+        }
+        if isFirst {
+            pthread_join(thread, nil)
+            queue.withLock { $0.hasStopped = true }
+            queue.broadcast()
+        } else {
+            queue.withLock(when: { $0.hasStopped }) { _ in }
+        }
+    }
+
+    private var isWriterThread: Bool {
+        guard let thread = queue.withLock({ $0.thread }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    // MARK: - The writer thread
+
+    private func run() {
+        while true {
+            let (batch, isClosing) = queue.withLock(when: { $0.isClosing || (!$0.isSuspended && !$0.writes.isEmpty) }) {
+                queue in
+                defer { queue.writes = [] }
+                return (queue.writes, queue.isClosing)
+            }
+            if batch.isEmpty && isClosing { break }
+            let outcomes = write(batch)
+            for (queued, outcome) in zip(batch, outcomes) {
+                queued.completion(outcome)
+            }
+        }
+        database = nil
+    }
+
+    /// Writes `batch` in one transaction; returns each request's outcome, in order.
+    private func write(_ batch: [QueuedWrite]) -> [Result<Void, SessionStoreError>] {
+        guard let database else { return batch.map { _ in .failure(.closed) } }
+        guard batch.contains(where: { !$0.request.writesNothing }) else { return batch.map { _ in .success(()) } }
+        switch database.write(batch.map(\.request)) {
+        case .success(let outcomes):
+            queue.withLock { $0.commitCount += 1 }
+            return outcomes
+        case .failure(let failure):
+            return batch.map { _ in .failure(failure) }
+        }
+    }
+}
