@@ -77,10 +77,19 @@ if arguments.contains("--healthcheck") {
     exit(Healthcheck.run(port: configuration.port))
 }
 
+// Every session is a log of its inputs in this store, so a restart (or a crash) loses none of them.
+let store: any SessionStore
+do {
+    store = try SessionStores.open(configuration)
+} catch {
+    print("mvvmr-demo: the session store \(configuration.sessionStore) cannot be opened: \(error)")
+    exit(1)
+}
+
 let server = PageServer(
     units: DemoApp.units, root: DemoApp.root,
     services: DemoApp.services(employeeLatency: .milliseconds(employeeLatency), dataDirectory: dataDirectory),
-    configuration: configuration)
+    configuration: configuration, store: store)
 do {
     try server.start()
 } catch {
@@ -89,4 +98,5 @@ do {
 }
 print("mvvmr-demo: serving on http://\(configuration.host):\(server.port)")
 server.runUntilStopSignal()
+store.close()
 exit(0)

@@ -15,7 +15,7 @@ import Testing
 final class TestServer: Sendable {
     let server: PageServer
     let deliveries: DeliveryCounter
-    let forecastCalls = ForecastCalls()
+    let forecastCalls: ForecastCalls
     let port: Int
 
     /// Starts a server on `port` (0: any free port), keeping session logs in `store` (in memory by default).
@@ -26,6 +26,8 @@ final class TestServer: Sendable {
     ) throws {
         var services = Services()
         services.register(deliveries)
+        let forecastCalls = ForecastCalls()
+        self.forecastCalls = forecastCalls
         services.register(forecastCalls)
         var configuration = ServerConfiguration()
         configuration.host = "127.0.0.1"

@@ -6,9 +6,11 @@ every server listens on a free loopback port and is stopped (SIGTERM) afterwards
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -60,7 +62,13 @@ class Server:
 
     def __init__(self, settings=None, env=None, port=None):
         self.port = port or free_port()
+        # Each server gets its own session store unless the test names one (a restart on the same store).
+        self.scratch = None
+        if "SESSION_STORE" not in (settings or {}) and "SESSION_STORE" not in (env or {}):
+            self.scratch = tempfile.mkdtemp(prefix="mvvmr-store-")
         environment = dict(os.environ)
+        if self.scratch:
+            environment["SESSION_STORE"] = "sqlite:" + os.path.join(self.scratch, "sessions.sqlite")
         environment.update({"PORT": str(self.port), "HOST": "127.0.0.1", "PUBLIC_DIR": os.path.join(ROOT, "Public"),
                             "DATA_DIR": os.path.join(ROOT, "Data"), "LOG_LEVEL": "error", "EMPLOYEE_LATENCY_MS": "50"})
         environment.update(env or {})
@@ -121,6 +129,9 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
         return self.process.returncode
 
 

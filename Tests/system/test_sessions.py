@@ -9,6 +9,14 @@ import time
 from conftest import EventReader
 
 
+def counter(metrics, name):
+    """The value of an unlabelled counter in a /metrics text (0 while it has no sample line)."""
+    for line in metrics.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0
+
+
 def test_least_recently_used_drive_by_sessions_are_evicted_first(start_server):
     server = start_server({"MAX_SESSIONS": 3})
     returning = server.new_session()["session"]
@@ -16,11 +24,14 @@ def test_least_recently_used_drive_by_sessions_are_evicted_first(start_server):
     drive_by_old = server.new_session()["session"]
     drive_by_new = server.new_session()["session"]
     newest = server.new_session()["session"]
-    assert server.request("GET", "/api/session", session=drive_by_old).status == 404
     for session in [returning, drive_by_new, newest]:
         assert server.request("GET", "/api/session", session=session).status == 200
     metrics = server.request("GET", "/metrics").body.decode()
     assert "mvvmr_session_evictions_total 1" in metrics
+    assert counter(metrics, "mvvmr_session_restores_total") == 0  # the three were still in memory
+    # Evicted means out of memory, not lost: the session comes back from the store, by replay.
+    assert server.request("GET", "/api/session", session=drive_by_old).status == 200
+    assert counter(server.request("GET", "/metrics").body.decode(), "mvvmr_session_restores_total") == 1
 
 
 def test_sessions_with_open_streams_are_not_evicted(start_server):
@@ -30,7 +41,10 @@ def test_sessions_with_open_streams_are_not_evicted(start_server):
     server.request("GET", "/api/session", session=second)
     reader = EventReader(server.port, first)  # an open stream: not idle, so not evictable
     third = server.new_session()["session"]
-    assert server.request("GET", "/api/session", session=second).status == 404
+    metrics = server.request("GET", "/metrics").body.decode()
+    assert "mvvmr_session_evictions_total 1" in metrics
+    assert server.request("GET", "/api/session", session=first).status == 200
+    assert counter(server.request("GET", "/metrics").body.decode(), "mvvmr_session_restores_total") == 0
     fourth = server.request("POST", "/api/sessions")
     assert fourth.status == 201
     reader.close()
