@@ -72,7 +72,7 @@ import Testing
     @Test func replaysTheSameRequestAndRefusesAnotherBody() {
         var cache = IdempotencyCache()
         #expect(cache.lookup(key: "k", unit: "u", request: ["action": "a"]).isMiss)
-        cache.table(key: "k", unit: "u", request: ["action": "a", "value": 1], status: 200, body: [1, 2], now: .now)
+        cache.store(key: "k", unit: "u", request: ["action": "a", "value": 1], status: 200, body: [1, 2], now: .now)
         if case .replay(let status, let body) = cache.lookup(key: "k", unit: "u", request: ["value": 1, "action": "a"]) {
             #expect(status == 200 && body == [1, 2])
         } else {
@@ -85,8 +85,8 @@ import Testing
     @Test func forgetsKeysOlderThanTheRetention() {
         var cache = IdempotencyCache(retention: .seconds(1), capacity: 10)
         let start = ContinuousClock.now
-        cache.table(key: "old", unit: "u", request: nil, status: 200, body: [], now: start)
-        cache.table(key: "new", unit: "u", request: nil, status: 200, body: [], now: start + .seconds(2))
+        cache.store(key: "old", unit: "u", request: nil, status: 200, body: [], now: start)
+        cache.store(key: "new", unit: "u", request: nil, status: 200, body: [], now: start + .seconds(2))
         #expect(cache.lookup(key: "old", unit: "u", request: nil).isMiss)
         #expect(!cache.lookup(key: "new", unit: "u", request: nil).isMiss)
     }
