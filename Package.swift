@@ -30,7 +30,7 @@ let package = Package(
         ),
         // A small HTTP server over libmicrohttpd; knows nothing of MVVM.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], swiftSettings: releaseSettings),
-        // JSON values, JSON Pointer, RFC 6902 apply and diff; no other dependency.
+        // JSON values, JSON Pointer, a Codable coder for JSON values, RFC 6902 apply and diff; no other dependency.
         .target(name: "JSONPatch", swiftSettings: releaseSettings),
         // The programming model: View, ViewModel, UnitCase, Binder, Router, Signal/Driver, Page.
         .target(name: "MVVMR", dependencies: ["JSONPatch", "Locking"], swiftSettings: releaseSettings),
