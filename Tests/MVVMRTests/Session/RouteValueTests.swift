@@ -60,7 +60,8 @@ import Testing
         #expect(back.navigation?.kind == .back)
         #expect(
             back.navigation?.callbackPatch
-                == PagePatch(unit: "roster", rev: 1, patch: JSONPatch([.replace(path: pointer("/last"), value: "Ada 37")])))
+                == PagePatch(
+                    unit: "roster", rev: 1, patch: JSONPatch([.replace(path: pointer("/last"), value: "Ada 37")])))
     }
 
     @Test func callbackValuesThatDoNotDecodeAreSkipped() throws {
@@ -83,7 +84,8 @@ import Testing
         let result = try session.perform("openWithInfinity", on: "roster")
         let failure = try #require(result.navigationFailure)
         #expect(failure.code == .bindingFailed)
-        #expect(failure.message.hasPrefix("the value sent to profile cannot be encoded as JSON: invalid_value at /score"))
+        #expect(
+            failure.message.hasPrefix("the value sent to profile cannot be encoded as JSON: invalid_value at /score"))
         #expect(result.navigation == nil)
         #expect(session.navigation.stack == ["roster"])
         #expect(session.pages.map(\.unit) == ["roster"])
