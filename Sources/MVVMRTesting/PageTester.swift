@@ -37,11 +37,11 @@ public final class PageTester {
     ///   - unit: the unit to test.
     ///   - services: the services its ViewModel reads (usually fakes).
     ///   - parameters: its route parameters.
-    ///   - value: a value for its ViewModel, as a router would send it.
+    ///   - value: a value for its ViewModel, as JSON, as a router sends it; nil for none.
     /// - Throws: the `PageError` when the page cannot be bound.
     public init(
         _ unit: UnitCase, services: Services = Services(), parameters: [String: String] = [:],
-        sending value: sending Any? = nil
+        sending value: JSONValue? = nil
     ) throws {
         let log = self.log
         session = PageSession(
@@ -54,6 +54,23 @@ public final class PageTester {
         view = page?.view ?? .null
         rev = page?.rev ?? 0
         actions = page?.actions ?? unit.actions
+    }
+
+    /// Binds a fresh page of `unit` in a new session with a virtual clock, sending its ViewModel `value`
+    /// as a router does (`.push(unit, sending: value)`): encoded as JSON.
+    /// - Parameters:
+    ///   - unit: the unit to test.
+    ///   - services: the services its ViewModel reads (usually fakes).
+    ///   - parameters: its route parameters.
+    ///   - value: a value for its ViewModel, read with `context.sentValue(as:)`.
+    /// - Throws: `JSONValueCodingError` when `value` cannot be encoded as JSON; the `PageError` when the
+    ///   page cannot be bound.
+    public convenience init(
+        _ unit: UnitCase, services: Services = Services(), parameters: [String: String] = [:],
+        sending value: some Encodable & Sendable
+    ) throws {
+        // `.some`: a plain `JSONValue` argument would choose this initializer again.
+        try self.init(unit, services: services, parameters: parameters, sending: .some(JSONValue(encoding: value)))
     }
 
     deinit {

@@ -137,7 +137,7 @@ import Testing
         let messages = StreamRecorder(output.message)
         let canSubmit = StreamRecorder(output.canSubmit)
         let routes = StreamRecorder(
-            output.route.map { "\($0.kind.rawValue) \($0.unit?.name ?? "-") \($0.value as? String ?? "-")" })
+            output.route.map { "\($0.kind.rawValue) \($0.unit?.name ?? "-") \($0.value?.stringValue ?? "-")" })
         messages.expect(["Enter your username"])
         canSubmit.expect([false])
         username.accept("david")

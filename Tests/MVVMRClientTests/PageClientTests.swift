@@ -251,8 +251,10 @@ struct PageClientTests {
         try await server.deleteSession(second)
         try await waitUntil("a second new session") { client.sessionID != second && client.sessionID != nil }
         let third = try #require(client.sessionID)
-        #expect(recorder.contains { $0 == .sessionRecovered(second) })
-        #expect(recorder.contains { $0 == .sessionRecovered(third) })
+        // The recorder reads the client's changes in a task of its own: wait for it to see them.
+        try await waitUntil("both recoveries reported") {
+            recorder.contains { $0 == .sessionRecovered(second) } && recorder.contains { $0 == .sessionRecovered(third) }
+        }
         #expect(client.page("counter")?.rev == 0)
         try await waitUntil("the stream of the new session") { client.isEventStreamConnected }
         try await client.send("increment")

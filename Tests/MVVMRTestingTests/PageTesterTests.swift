@@ -16,6 +16,16 @@ import Testing
         tester.send("increment") { $0[at: "/count"] = 42 }
     }
 
+    @Test func sentJSONValueReachesTheViewModel() throws {
+        let value: JSONValue? = .double(9)
+        let tester = try PageTester(.tally, sending: value)
+        tester.send("increment") { $0[at: "/count"] = 10 }
+    }
+
+    @Test func aValueJSONCannotHoldIsAnErrorNotASilentNil() {
+        #expect(throws: JSONValueCodingError.self) { try PageTester(.tally, sending: Double.nan) }
+    }
+
     @Test func assertedChangesPass() throws {
         let tester = try PageTester(.tally)
         tester.send("increment") { $0[at: "/count"] = 1 }

@@ -2,7 +2,7 @@ import JSONPatch
 import MVVMR
 
 /// The app's colour theme, chosen on the settings page and shown on the main page.
-public enum Theme: String, Sendable, Hashable, CaseIterable, ActionValue, JSONRepresentable {
+public enum Theme: String, Sendable, Hashable, CaseIterable, Codable, ActionValue, JSONRepresentable {
     /// Dark text on a light background.
     case light
     /// Light text on a dark background.

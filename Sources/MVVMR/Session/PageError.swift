@@ -1,3 +1,5 @@
+import JSONPatch
+
 /// Why the session refused a request or could not bind a page; it changes nothing in the session.
 ///
 /// The server maps each `code` to an HTTP status and a JSON error body in one place.
@@ -40,4 +42,14 @@ public struct PageError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// `code: message`.
     public var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension PageError {
+    /// The error of a navigation or a start whose value for the new page cannot be encoded as JSON.
+    /// - Parameters:
+    ///   - unit: the name of the unit the value was for.
+    ///   - error: why it cannot be encoded.
+    static func unencodableValue(sentTo unit: String, _ error: JSONValueCodingError) -> PageError {
+        PageError(.bindingFailed, "the value sent to \(unit) cannot be encoded as JSON: \(error)")
+    }
 }

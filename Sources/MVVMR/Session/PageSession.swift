@@ -71,15 +71,15 @@ public final class PageSession: Sendable {
     /// - Parameters:
     ///   - unit: the first page; the registry's root when nil.
     ///   - parameters: its route parameters.
-    ///   - value: a value for its ViewModel (`context.sentValue(as:)`), as a router would send it.
+    ///   - value: a value for its ViewModel (`context.sentValue(as:)`), as JSON, as a router sends it
+    ///     (`JSONValue(encoding:)` makes one from a `Codable` value); nil for none.
     /// - Throws: `binding_failed` or `missing_service` when its ViewModel cannot be made.
     @discardableResult
     public func start(
-        at unit: UnitCase? = nil, parameters: [String: String] = [:], sending value: sending Any? = nil
+        at unit: UnitCase? = nil, parameters: [String: String] = [:], sending value: JSONValue? = nil
     ) throws(PageError) -> NavigationResult {
-        let transfer = SentValueTransfer(value: value)
-        return try core.withLock { core throws(PageError) in
-            try core.start(at: unit ?? core.registry.root, parameters: parameters, sentValue: transfer.value)
+        try core.withLock { core throws(PageError) in
+            try core.start(at: unit ?? core.registry.root, parameters: parameters, sentValue: value)
         }
     }
 
@@ -281,10 +281,4 @@ public struct RestoreReport: Sendable, Hashable {
     public var divergedUnits: [String] = []
     /// The numbers of the records at which a page first stopped matching the log.
     public var mismatchedRecords: [Int] = []
-}
-
-/// Carries a `sending` value into the session's lock, whose closure parameter is not `sending`.
-private struct SentValueTransfer: @unchecked Sendable {
-    // @unchecked Sendable: the value arrived as `sending`, so no one else holds it; only the lock uses it.
-    let value: Any?
 }

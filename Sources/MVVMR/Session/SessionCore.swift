@@ -69,10 +69,10 @@ final class SessionCore {
 
     // MARK: Operations the session exposes
 
-    func start(at unit: UnitCase, parameters: [String: String], sentValue: Any?) throws(PageError)
+    func start(at unit: UnitCase, parameters: [String: String], sentValue: JSONValue?) throws(PageError)
         -> NavigationResult
     {
-        try navigationOperation(.start(unit: unit.name, parameters: parameters, value: sentValue as? JSONValue)) {
+        try navigationOperation(.start(unit: unit.name, parameters: parameters, value: sentValue)) {
             () throws(PageError) in
             try navigateForward(.root, to: unit, sentValue: sentValue, parameters: parameters)
         }
@@ -400,7 +400,7 @@ final class SessionCore {
     }
 
     private func navigateForward(
-        _ kind: NavigationKind, to unit: UnitCase, sentValue: Any?, parameters: [String: String]
+        _ kind: NavigationKind, to unit: UnitCase, sentValue: JSONValue?, parameters: [String: String]
     ) throws(PageError) {
         // Changes made before the navigation are their own patches, emitted before it.
         commitChanges()
@@ -423,7 +423,7 @@ final class SessionCore {
         record(Navigation(kind: kind, unit: unit.name, state: navigationState, page: page.snapshot))
     }
 
-    private func goBack(returning value: Any?) {
+    private func goBack(returning value: JSONValue?) {
         guard stack.count > 1 else { return }
         commitChanges()
         let top = stack.removeLast()
@@ -467,7 +467,7 @@ final class SessionCore {
 
     /// Makes a fresh page of `unit`: View, ViewModel and parts, wired; its revision goes on from the
     /// unit's last one. On failure nothing stays behind.
-    private func bind(_ unit: UnitCase, sentValue: Any?, parameters: [String: String]) throws(PageError)
+    private func bind(_ unit: UnitCase, sentValue: JSONValue?, parameters: [String: String]) throws(PageError)
         -> BoundPage
     {
         // A live page of the unit (being replaced) holds its latest revision; a released one left it in

@@ -63,6 +63,24 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    private init(
+        name: String, actions: [ActionDescriptor], parts: [UnitPart],
+        bindPair: @escaping @Sendable (UnitContext, Actions, Page) throws -> BoundPair
+    ) {
+        self.name = name
+        self.actions = actions
+        self.parts = parts
+        self.bindPair = bindPair
+    }
+
+    /// The same unit (name, actions, parts), whose binding throws `error` before it makes a View or a
+    /// ViewModel: a route whose value cannot be encoded goes here, so that its navigation fails the way
+    /// a failed binding does, reported in the result's `navigationFailure`.
+    /// - Parameter error: the error binding throws.
+    func failingToBind(with error: PageError) -> UnitCase {
+        UnitCase(name: name, actions: actions, parts: parts) { _, _, _ in throw error }
+    }
+
     /// The unit's route in the browser, `/name`.
     public var route: String { "/" + name }
 

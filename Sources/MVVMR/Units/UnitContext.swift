@@ -1,3 +1,5 @@
+import JSONPatch
+
 /// What a ViewModel receives when its page is bound: services, route parameters, the value sent by
 /// the router, callbacks from pages above, and the session's scheduler.
 public struct UnitContext {
@@ -9,7 +11,8 @@ public struct UnitContext {
     public let parameters: [String: String]
     /// The session's clock and async runner: pass it to `debounce`, `throttle`, `interval`, `perform`.
     public let scheduler: Scheduler
-    let sentValue: Any?
+    /// The value the router sent, as JSON; nil when it sent none.
+    let sentValue: JSONValue?
     let callbackChannel: CallbackChannel
 
     /// A context for a ViewModel bound outside a session, for tests of a ViewModel alone.
@@ -18,18 +21,36 @@ public struct UnitContext {
     ///   - services: the services the ViewModel reads.
     ///   - parameters: route parameters.
     ///   - scheduler: usually `Scheduler.virtual()`.
-    ///   - sentValue: the value a router sent, if any.
+    ///   - sentValue: the value a router sent, as JSON, if any.
     public init(
         unit: String, services: Services = Services(), parameters: [String: String] = [:],
-        scheduler: Scheduler, sentValue: Any? = nil
+        scheduler: Scheduler, sentValue: JSONValue? = nil
     ) {
         self.init(
             unit: unit, services: services, parameters: parameters, scheduler: scheduler, sentValue: sentValue,
             callbackChannel: CallbackChannel())
     }
 
+    /// A context for a ViewModel bound outside a session, with a value sent as a router sends it
+    /// (`.push(.detail, sending: person)`), for tests of a ViewModel alone.
+    /// - Parameters:
+    ///   - unit: the unit's name.
+    ///   - services: the services the ViewModel reads.
+    ///   - parameters: route parameters.
+    ///   - scheduler: usually `Scheduler.virtual()`.
+    ///   - value: the value a router sent; it is encoded as JSON, as a route encodes it.
+    /// - Throws: `JSONValueCodingError` if `value` cannot be encoded as JSON.
+    public init(
+        unit: String, services: Services = Services(), parameters: [String: String] = [:],
+        scheduler: Scheduler, sending value: some Encodable & Sendable
+    ) throws(JSONValueCodingError) {
+        self.init(
+            unit: unit, services: services, parameters: parameters, scheduler: scheduler,
+            sentValue: try JSONValueEncoder().encode(value), callbackChannel: CallbackChannel())
+    }
+
     init(
-        unit: String, services: Services, parameters: [String: String], scheduler: Scheduler, sentValue: Any?,
+        unit: String, services: Services, parameters: [String: String], scheduler: Scheduler, sentValue: JSONValue?,
         callbackChannel: CallbackChannel
     ) {
         self.unit = unit
@@ -40,16 +61,18 @@ public struct UnitContext {
         self.callbackChannel = callbackChannel
     }
 
-    /// The value the router sent to this page (`.push(.detail, sending: person)`), if it is a `Value`.
+    /// The value the router sent to this page (`.push(.detail, sending: person)`), decoded as a `Value`;
+    /// nil when it sent none, or one that does not decode as a `Value`.
     /// - Parameter type: the type expected.
-    public func sentValue<Value>(as type: Value.Type = Value.self) -> Value? {
-        sentValue as? Value
+    public func sentValue<Value: Decodable>(as type: Value.Type = Value.self) -> Value? {
+        guard let sentValue else { return nil }
+        return try? sentValue.decoded(as: type)
     }
 
-    /// The callback values of type `Value` that pages above this one return when they go back
-    /// (`.back(returning: value)`).
-    /// - Parameter type: the type expected; values of other types are skipped.
-    public func callbacks<Value>(of type: Value.Type = Value.self) -> Signal<Value> {
-        callbackChannel.signal.compactMap { $0 as? Value }
+    /// The callback values that pages above this one return when they go back
+    /// (`.back(returning: value)`), decoded as `Value`s.
+    /// - Parameter type: the type expected; values that do not decode as a `Value` are skipped.
+    public func callbacks<Value: Decodable>(of type: Value.Type = Value.self) -> Signal<Value> {
+        callbackChannel.signal.compactMap { try? $0.decoded(as: type) }
     }
 }
