@@ -27,6 +27,12 @@ extension InputRecord {
             if let digest = digests[unit] { digestObject[unit] = .string(Self.hex(digest)) }
         }
         object["digests"] = .object(digestObject)
+        object["seq"] = .int(sequence)
+        var revisionObject = JSONObject()
+        for unit in revisions.keys.sorted() {
+            if let revision = revisions[unit] { revisionObject[unit] = .int(revision) }
+        }
+        object["revs"] = .object(revisionObject)
         if let annotation { object["annotation"] = annotation }
         return .object(object)
     }
@@ -53,10 +59,18 @@ extension InputRecord {
                 digests[unit] = digest
             }
         }
+        var revisions: [String: Int] = [:]
+        if case .object(let revisionObject)? = object["revs"] {
+            for (unit, value) in revisionObject {
+                guard let revision = value.intValue else { throw InputRecordFormatError("'revs.\(unit)' must be an integer") }
+                revisions[unit] = revision
+            }
+        }
         let annotation = object["annotation"]
         self.init(
             number: number, time: .nanoseconds(time), input: try SessionInput(json: inputJSON), digests: digests,
-            annotation: annotation.flatMap { $0.isNull ? nil : $0 })
+            annotation: annotation.flatMap { $0.isNull ? nil : $0 }, sequence: object["seq"]?.intValue ?? 0,
+            revisions: revisions)
     }
 
     static func nanoseconds(_ duration: Duration) -> Int {

@@ -155,6 +155,7 @@ public final class PageSession: Sendable {
                 if case .action(let unit, _, _, _) = record.input, diverged.contains(unit) {
                     report.skipped += 1
                     core.skipInput(number: record.number)
+                    core.absorbLogged(record)
                     continue
                 }
                 if case .rebind(let unit) = record.input { diverged.remove(unit) }
@@ -165,9 +166,8 @@ public final class PageSession: Sendable {
                     result = nil
                 }
                 report.replayed += 1
-                let now = core.lastRecord
-                let events = core.lastRecordEvents
-                let digests = now?.digests ?? [:]
+                let events = core.lastReplayed?.events ?? []
+                let digests = core.lastReplayed?.record.digests ?? [:]
                 var mismatched = false
                 for unit in Set(digests.keys).union(record.digests.keys) where digests[unit] != record.digests[unit] {
                     // A page already diverged is expected to differ until its rebind record.
@@ -178,8 +178,10 @@ public final class PageSession: Sendable {
                     // A page bound again (pushed anew, the session started over) is fresh: it matches from here.
                     for (unit, digest) in digests where record.digests[unit] == digest { diverged.remove(unit) }
                 }
+                core.absorbLogged(record)
                 replayed(record, events, result)
             }
+            core.clearReplayed()
             let live = Set(core.pages.values.map(\.unit.name))
             report.divergedUnits = diverged.intersection(live).sorted()
             return report

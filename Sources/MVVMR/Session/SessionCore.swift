@@ -20,10 +20,9 @@ final class SessionCore {
     var recorder: ((InputRecord, [SessionEvent]) -> Void)?
     /// Set while a log is being replayed: records are made (for their digests) but not handed to `recorder`.
     var isReplaying = false
-    /// The record of the latest input, kept only while replaying (to compare with the logged one).
-    private(set) var lastRecord: InputRecord?
-    /// The events of the latest input, kept only while replaying.
-    private(set) var lastRecordEvents: [SessionEvent] = []
+    /// The record of the latest input and its events, kept only while replaying (to compare with the logged
+    /// one); boxed, so that a live session pays one pointer for it.
+    private(set) var lastReplayed: ReplayedInput?
     /// The number of the latest input record.
     private(set) var inputNumber = 0
     /// The caller's attachment for the record of the input being applied.
@@ -33,6 +32,10 @@ final class SessionCore {
     /// The last revision of every unit whose page was released, so a fresh pair goes on from it (a live
     /// page's revision is in its document: an idle session with one page allocates nothing here).
     private var revisions = UnitRevisions()
+    /// The revisions a replayed log reached per page: a page bound fresh in place of a diverged one goes on
+    /// past them, even where the replay (which skipped the diverged page's actions) fell behind. Empty for a
+    /// session that was never replayed.
+    private var loggedRevisions: [String: Int] = [:]
     private(set) var sequence = 0
     private var isInTurn = false
     /// What the current operation caused, to build its result.
@@ -185,7 +188,7 @@ final class SessionCore {
     }
 
     /// Applies a logged input again, as a session restored from its log does: with the record's number
-    /// and at its time; what it causes is recorded (``lastRecord``) to compare with the log, not handed to
+    /// and at its time; what it causes is recorded (``lastReplayed``) to compare with the log, not handed to
     /// the recorder. An input that throws now (its page's code changed) changes nothing.
     /// - Parameter record: the logged record.
     /// - Returns: the action's result, for an action (a server rebuilds its idempotent answers from them).
@@ -193,8 +196,7 @@ final class SessionCore {
     @discardableResult
     func replay(_ record: InputRecord, registry: UnitRegistry) throws(PageError) -> ActionResult? {
         isReplaying = true
-        lastRecord = nil
-        lastRecordEvents = []
+        lastReplayed = nil
         defer { isReplaying = false }
         inputNumber = record.number - 1
         scheduler.moveVirtualTime(to: record.time)
@@ -218,9 +220,23 @@ final class SessionCore {
         return nil
     }
 
+    /// Drops what the last replayed input left (a replay is over).
+    func clearReplayed() {
+        lastReplayed = nil
+    }
+
     /// Moves the numbering past a logged input that is not applied again.
     func skipInput(number: Int) {
         inputNumber = max(inputNumber, number)
+    }
+
+    /// Takes in a logged record's event number and revisions after it was applied again (or skipped): event
+    /// numbers never go back, and a page bound fresh later goes on past the logged revisions.
+    func absorbLogged(_ record: InputRecord) {
+        sequence = max(sequence, record.sequence)
+        for (unit, revision) in record.revisions where revision > loggedRevisions[unit] ?? -1 {
+            loggedRevisions[unit] = revision
+        }
     }
 
     /// A logged timer or job result that no longer finds its timer or job (the code changed): recorded with
@@ -272,10 +288,10 @@ final class SessionCore {
         annotation = nil
         guard recorder != nil || isReplaying else { return }
         let record = InputRecord(
-            number: inputNumber, time: scheduler.now, input: input, digests: events.pageDigests, annotation: note)
+            number: inputNumber, time: scheduler.now, input: input, digests: events.pageDigests, annotation: note,
+            sequence: sequence, revisions: events.pageRevisions)
         if isReplaying {
-            lastRecord = record
-            lastRecordEvents = events
+            lastReplayed = ReplayedInput(record: record, events: events)
         } else {
             recorder?(record, events)
         }
@@ -472,7 +488,8 @@ final class SessionCore {
     {
         // A live page of the unit (being replaced) holds its latest revision; a released one left it in
         // `revisions`. Either way the fresh page goes on from there.
-        let revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
+        var revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
+        if let logged = loggedRevisions[unit.name] { revision = max(revision, logged + 1) }
         let document = PageDocument(
             unit: unit.name, revision: revision, historyLimit: historyLimit, historyByteLimit: historyByteLimit, turn: turn)
         let registry = ActionRegistry()
@@ -524,5 +541,16 @@ final class SessionCore {
         turn.forget(page.document)
         revisions[page.unit.name] = page.document.revision
         page.release()
+    }
+}
+
+/// An input applied again from a log: the record it made now, and the events it caused.
+final class ReplayedInput {
+    let record: InputRecord
+    let events: [SessionEvent]
+
+    init(record: InputRecord, events: [SessionEvent]) {
+        self.record = record
+        self.events = events
     }
 }

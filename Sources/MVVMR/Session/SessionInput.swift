@@ -48,6 +48,10 @@ public struct InputRecord: Sendable, Hashable {
     public let digests: [String: UInt64]
     /// Whatever the caller attached (a server keeps an action's idempotency key here); not interpreted.
     public let annotation: JSONValue?
+    /// The session's latest event number once the input was applied.
+    public let sequence: Int
+    /// For every page the input changed or bound, its revision once the input was applied.
+    public let revisions: [String: Int]
 
     /// A record as the session makes it, or as read back from a log.
     /// - Parameters:
@@ -56,9 +60,14 @@ public struct InputRecord: Sendable, Hashable {
     ///   - input: the input.
     ///   - digests: per page, the digest of the events the input caused there.
     ///   - annotation: the caller's attachment.
+    ///   - sequence: the session's latest event number after the input.
+    ///   - revisions: per page, its revision after the input.
     public init(
-        number: Int, time: Duration, input: SessionInput, digests: [String: UInt64], annotation: JSONValue? = nil
+        number: Int, time: Duration, input: SessionInput, digests: [String: UInt64], annotation: JSONValue? = nil,
+        sequence: Int = 0, revisions: [String: Int] = [:]
     ) {
+        self.sequence = sequence
+        self.revisions = revisions
         self.number = number
         self.time = time
         self.input = input
@@ -138,6 +147,21 @@ extension SessionEvent {
 }
 
 extension [SessionEvent] {
+    /// Per page, its revision after these events.
+    var pageRevisions: [String: Int] {
+        var revisions: [String: Int] = [:]
+        for event in self {
+            switch event.kind {
+            case .patch(let patch): revisions[patch.unit] = patch.rev
+            case .snapshot(let snapshot): revisions[snapshot.unit] = snapshot.rev
+            case .navigation(let navigation):
+                revisions[navigation.page.unit] = navigation.page.rev
+                if let callback = navigation.callbackPatch { revisions[callback.unit] = callback.rev }
+            }
+        }
+        return revisions
+    }
+
     /// Per page, the digest of these events about it, in order.
     var pageDigests: [String: UInt64] {
         var digests: [String: StableDigest] = [:]
