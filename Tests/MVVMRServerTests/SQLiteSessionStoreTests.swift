@@ -64,7 +64,8 @@ import Testing
         onThreads(threads) { thread in
             for number in 1...recordsPerSession {
                 for session in 0..<sessionsPerThread {
-                    log.append(record("t\(thread)-s\(session)", number, bodySize: 200), to: store, lastActive: Int64(number))
+                    log.append(
+                        record("t\(thread)-s\(session)", number, bodySize: 200), to: store, lastActive: Int64(number))
                 }
                 if number % 5 == 0 { _ = try? store.load("t\(thread)-s0") }  // reads while the writer writes
             }
@@ -128,7 +129,9 @@ import Testing
         let path = directory.path + "/sessions.sqlite"
         let garbage = Data((0..<8_192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
         #expect(FileManager.default.createFile(atPath: path, contents: garbage))
-        let error = storeError { () throws(SessionStoreError) in _ = try SQLiteSessionStore(path: path, durability: .process) }
+        let error = storeError { () throws(SessionStoreError) in
+            _ = try SQLiteSessionStore(path: path, durability: .process)
+        }
         #expect(error?.kind == .unavailable)
         #expect(error?.message.contains("not a database") == true, "\(String(describing: error))")
         #expect(error?.message.contains(path) == true)
@@ -169,9 +172,13 @@ import Testing
         let store = try SQLiteSessionStore(path: path, durability: .process)
         _ = try store.writerPragma("PRAGMA user_version = 7")
         store.close()
-        let error = storeError { () throws(SessionStoreError) in _ = try SQLiteSessionStore(path: path, durability: .process) }
+        let error = storeError { () throws(SessionStoreError) in
+            _ = try SQLiteSessionStore(path: path, durability: .process)
+        }
         #expect(error?.kind == .unavailable)
-        #expect(error?.message.contains("schema version 7 is newer than this build's (1)") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("schema version 7 is newer than this build's (1)") == true,
+            "\(String(describing: error))")
     }
 
     @Test func aPathThatCannotBeAFileIsRefusedAtOpening() throws {
@@ -221,7 +228,8 @@ import Testing
         store.flush()
         #expect(log.outcomes.map(\.failure) == [.unavailable, .unavailable, .unavailable])
         #expect(log.failureMessages.allSatisfy { $0.contains("full") })
-        #expect(try store.load("a")?.records.map(\.number) == [1, 2, 3, 4], "reads go on; nothing of the batch is there")
+        #expect(
+            try store.load("a")?.records.map(\.number) == [1, 2, 3, 4], "reads go on; nothing of the batch is there")
         #expect(try store.load("b") == nil)
         #expect(try store.sessionCount() == 1)
         #expect(failureKind(appendWaiting(record("a", 5), to: store)) == nil, "record 5 fits, and is still next")
@@ -349,7 +357,9 @@ extension SQLiteSessionStoreTests {
         #expect(log.outcomes.map(\.failure) == [nil, nil, .outOfOrder, nil, nil, nil, nil])
         #expect(mutations.withLock { $0 } == [nil, nil, .outOfOrder, nil, nil])
         #expect(store.commitCount == 1)
-        #expect(try store.load("a") == StoredSession(snapshot: StoredSnapshot(number: 2, body: [9]), records: [record("a", 4)]))
+        #expect(
+            try store.load("a")
+                == StoredSession(snapshot: StoredSnapshot(number: 2, body: [9]), records: [record("a", 4)]))
         #expect(try store.sessions(lastActiveBefore: 78, limit: 5) == ["a"])
         #expect(try store.sessions(lastActiveBefore: 77, limit: 5) == [])
     }

@@ -84,15 +84,18 @@ import Testing
         #expect(loaded.records.map(\.number) == [4, 5])
         #expect(loaded.lastNumber == 5)
 
-        #expect(storeError { () throws(SessionStoreError) in
-            try store.saveSnapshot(StoredSnapshot(number: 6, body: []), of: "a")
-        }?.kind == .outOfOrder, "past the last record")
-        #expect(storeError { () throws(SessionStoreError) in
-            try store.saveSnapshot(StoredSnapshot(number: 2, body: []), of: "a")
-        }?.kind == .outOfOrder, "before the snapshot it has")
-        #expect(storeError { () throws(SessionStoreError) in
-            try store.saveSnapshot(StoredSnapshot(number: 0, body: []), of: "unknown")
-        }?.kind == .outOfOrder, "no such session")
+        #expect(
+            storeError { () throws(SessionStoreError) in
+                try store.saveSnapshot(StoredSnapshot(number: 6, body: []), of: "a")
+            }?.kind == .outOfOrder, "past the last record")
+        #expect(
+            storeError { () throws(SessionStoreError) in
+                try store.saveSnapshot(StoredSnapshot(number: 2, body: []), of: "a")
+            }?.kind == .outOfOrder, "before the snapshot it has")
+        #expect(
+            storeError { () throws(SessionStoreError) in
+                try store.saveSnapshot(StoredSnapshot(number: 0, body: []), of: "unknown")
+            }?.kind == .outOfOrder, "no such session")
         #expect(try store.load("unknown") == nil)
         #expect(try store.load("a") == loaded, "a refused snapshot changes nothing")
 
@@ -158,7 +161,8 @@ import Testing
         #expect(try store.sessions(lastActiveBefore: 1_000, limit: 0) == [])
         #expect(try store.sessions(lastActiveBefore: 1_000, limit: 10) == ["a", "b", "d", "c"])
         appendWaiting(record("b", 2), to: store, lastActive: 300)
-        #expect(try store.sessions(lastActiveBefore: 1_000, limit: 10) == ["a", "d", "c", "b"], "an append is activity")
+        #expect(
+            try store.sessions(lastActiveBefore: 1_000, limit: 10) == ["a", "d", "c", "b"], "an append is activity")
         #expect(try store.sessionCount() == 4, "touching an unknown session creates none")
     }
 
@@ -229,12 +233,14 @@ import Testing
         #expect(completedAtOnce.withLock { $0 }, "an append after close fails with `closed` before it returns")
         #expect(storeError { () throws(SessionStoreError) in _ = try store.load("a") } == .closed)
         #expect(storeError { () throws(SessionStoreError) in _ = try store.sessionCount() } == .closed)
-        #expect(storeError { () throws(SessionStoreError) in
-            _ = try store.sessions(lastActiveBefore: 0, limit: 1)
-        } == .closed)
-        #expect(storeError { () throws(SessionStoreError) in
-            try store.saveSnapshot(StoredSnapshot(number: 1, body: []), of: "a")
-        } == .closed)
+        #expect(
+            storeError { () throws(SessionStoreError) in
+                _ = try store.sessions(lastActiveBefore: 0, limit: 1)
+            } == .closed)
+        #expect(
+            storeError { () throws(SessionStoreError) in
+                try store.saveSnapshot(StoredSnapshot(number: 1, body: []), of: "a")
+            } == .closed)
         #expect(storeError { () throws(SessionStoreError) in try store.removeRecords([1], of: "a") } == .closed)
         #expect(storeError { () throws(SessionStoreError) in try store.touch("a", at: 1) } == .closed)
         #expect(storeError { () throws(SessionStoreError) in try store.delete("a") } == .closed)

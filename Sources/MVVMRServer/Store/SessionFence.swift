@@ -25,7 +25,8 @@ enum SessionFence {
     ) -> SessionStoreError? {
         guard let lastNumber else { return .outOfOrder("no session \(session) to take a snapshot of") }
         if snapshot.number > lastNumber {
-            return .outOfOrder("a snapshot up to record \(snapshot.number) of session \(session), whose last is \(lastNumber)")
+            return .outOfOrder(
+                "a snapshot up to record \(snapshot.number) of session \(session), whose last is \(lastNumber)")
         }
         let floor = currentSnapshotNumber ?? 0
         if snapshot.number < floor {

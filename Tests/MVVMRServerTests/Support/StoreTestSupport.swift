@@ -111,7 +111,8 @@ func appendWaiting(
 /// A record with a short JSON body naming it.
 func record(_ session: String, _ number: Int, bodySize: Int? = nil) -> StoredRecord {
     let text = "{\"input\":\(number)}"
-    let body = bodySize.map { size in Array(text.utf8) + [UInt8](repeating: 0x20, count: max(0, size - text.utf8.count)) }
+    let body = bodySize.map { size in Array(text.utf8) + [UInt8](repeating: 0x20, count: max(0, size - text.utf8.count))
+    }
     return StoredRecord(session: session, number: number, body: body ?? Array(text.utf8))
 }
 

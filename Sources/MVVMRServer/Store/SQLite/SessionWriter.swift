@@ -49,7 +49,8 @@ final class SessionWriter: @unchecked Sendable {
             }, retained.toOpaque())
         guard created == 0 else {
             retained.release()
-            throw SessionStoreError(.unavailable, "cannot start the writer thread: \(String(cString: strerror(created)))")
+            throw SessionStoreError(
+                .unavailable, "cannot start the writer thread: \(String(cString: strerror(created)))")
         }
         queue.withLock { $0.thread = thread }
     }

@@ -23,7 +23,8 @@ final class WriterDatabase {
         commit = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
         selectSession = try connection.prepare("SELECT last_number, snapshot_number FROM sessions WHERE id = ?1")
-        insertSession = try connection.prepare("INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3)")
+        insertSession = try connection.prepare(
+            "INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3)")
         updateSession = try connection.prepare("UPDATE sessions SET last_number = ?2, last_active = ?3 WHERE id = ?1")
         insertRecord = try connection.prepare("INSERT INTO records (session, number, body) VALUES (?1, ?2, ?3)")
         updateSnapshot = try connection.prepare("UPDATE sessions SET snapshot_number = ?2, snapshot = ?3 WHERE id = ?1")
