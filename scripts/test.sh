@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: builds with zero warnings allowed, the whole test suite, the concurrency
-# tests again under ThreadSanitizer, the Foundation check, the other suites as they exist (the server against its
-# OpenAPI document with schemathesis among them), and last the quick benchmarks (release build; throughput ratios
-# against their floors, instructions per request against their budgets).
+# tests and the session stores' tests again under ThreadSanitizer, the Foundation check, the other suites as they
+# exist (the server against its OpenAPI document with schemathesis among them), and last the quick benchmarks
+# (release build; throughput ratios against their floors, instructions per request against their budgets).
 # Each stage prints its time. Installs what it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ build_without_warnings() {
 tsan_flags=(--sanitize=thread -Xswiftc -DMVVMR_PTHREAD_LOCK --scratch-path .build/tsan)
 run_tsan_tests() {
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/Tests/tsan-suppressions.txt" \
-    swift test --skip-build "${tsan_flags[@]}" --filter ConcurrencyTests
+    swift test --skip-build "${tsan_flags[@]}" --filter "ConcurrencyTests|SessionStore"
 }
 
 stage "install dependencies" scripts/install-deps.sh test
