@@ -122,8 +122,7 @@ func exchange(
         server = try TestServer(port: port, store: try file.open(), units: [.counter], root: .counter)
         defer { server.stop() }
         // Read the stream from the first action on: the two later patches, replayed from the restored log.
-        let ids = try await blockingEventIDs(
-            port: port, session: session, lastEventID: seqs[0], count: 2)
+        let ids = try await blockingEvents(port: port, session: session, lastEventID: seqs[0], count: 2).map(\.id)
         #expect(ids == [seqs[1], seqs[2]])
     }
 
@@ -166,9 +165,16 @@ func exchange(
     }
 }
 
-/// Opens `GET /api/events` over a plain socket with `Last-Event-ID`, and returns the ids of the first `count`
-/// events (Foundation on Linux has no streaming `bytes(for:)`).
-func blockingEventIDs(port: Int, session: String, lastEventID: Int, count: Int) async throws -> [Int] {
+/// An event read off a stream by ``blockingEvents(port:session:lastEventID:count:)``.
+struct StreamedEvent {
+    let id: Int
+    let name: String
+    let data: JSONValue
+}
+
+/// Opens `GET /api/events` over a plain socket with `Last-Event-ID`, and returns the first `count` events that
+/// carry an id (Foundation on Linux has no streaming `bytes(for:)`).
+func blockingEvents(port: Int, session: String, lastEventID: Int, count: Int) async throws -> [StreamedEvent] {
     try await Task.detached {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
@@ -188,14 +194,109 @@ func blockingEventIDs(port: Int, session: String, lastEventID: Int, count: Int) 
         _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
         var text = ""
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let ids = text.split(separator: "\n").compactMap { line -> Int? in
-                line.hasPrefix("id:") ? Int(line.dropFirst(3).trimmingCharacters(in: .whitespaces)) : nil
+        func parsed() -> [StreamedEvent] {
+            var events: [StreamedEvent] = []
+            for block in text.components(separatedBy: "\n\n") {
+                var id: Int?
+                var name = "message"
+                var data = ""
+                for line in block.split(separator: "\n") {
+                    if line.hasPrefix("id:") { id = Int(line.dropFirst(3).trimmingCharacters(in: .whitespaces)) }
+                    if line.hasPrefix("event:") { name = line.dropFirst(6).trimmingCharacters(in: .whitespaces) }
+                    if line.hasPrefix("data:") { data += line.dropFirst(5).trimmingCharacters(in: .whitespaces) }
+                }
+                if let id, let value = try? JSONValue(parsing: Array(data.utf8)) {
+                    events.append(StreamedEvent(id: id, name: name, data: value))
+                }
             }
-            if ids.count >= count { return Array(ids.prefix(count)) }
+            return events
+        }
+        while true {
+            let events = parsed()
+            if events.count >= count { return Array(events.prefix(count)) }
             let received = recv(descriptor, &buffer, buffer.count, 0)
-            if received <= 0 { return ids }
+            if received <= 0 { return events }
             text += String(decoding: buffer[0..<received], as: UTF8.self)
         }
     }.value
+}
+
+// MARK: - A unit whose code changes between two runs (a deploy).
+
+struct TallyInput { let increment: Signal<Void> }
+struct TallyOutput { let count: Driver<Int> }
+
+struct TallyView: View {
+    func input(from actions: Actions) -> TallyInput { TallyInput(increment: actions.signal("increment")) }
+    func bind(_ output: TallyOutput, to page: Page) { page.bind(output.count, at: "/count") }
+}
+
+/// The first deploy: `increment` adds one.
+final class TallyByOneViewModel: ViewModel {
+    init(context: UnitContext) {}
+    func transform(_ input: TallyInput) -> TallyOutput {
+        TallyOutput(count: input.increment.map { 1 }.scan(0) { $0 + $1 }.asDriver(startingWith: 0))
+    }
+}
+
+/// The next deploy: `increment` adds ten, so the logged patches no longer come out of a replay.
+final class TallyByTenViewModel: ViewModel {
+    init(context: UnitContext) {}
+    func transform(_ input: TallyInput) -> TallyOutput {
+        TallyOutput(count: input.increment.map { 10 }.scan(0) { $0 + $1 }.asDriver(startingWith: 0))
+    }
+}
+
+extension UnitCase {
+    static let tallyByOne = UnitCase("tally", view: TallyView.self, viewModel: TallyByOneViewModel.self)
+    static let tallyByTen = UnitCase("tally", view: TallyView.self, viewModel: TallyByTenViewModel.self)
+}
+
+@Suite(.serialized) struct DivergenceTests {
+    @Test func aPageWhoseCodeChangedComesBackFreshWithASnapshotAndNoWrongPatch() async throws {
+        let file = ScratchStoreFile()
+        var server = try TestServer(store: try file.open(), units: [.tallyByOne], root: .tallyByOne)
+        let port = server.port
+        let created = try await exchange("POST", "/api/sessions", port: port, body: [:])
+        let session = try #require(created.body["session"]?.stringValue)
+        var lastSeq = 0
+        for _ in 0..<2 {
+            let done = try await exchange("POST", "/api/pages/tally/actions", port: port, session: session, body: ["action": "increment"])
+            lastSeq = try #require(done.body["seq"]?.intValue)
+        }
+        let before = try await exchange("GET", "/api/pages/tally", port: port, session: session)
+        #expect(before.body["view"] == ["count": 2])
+        let revisionBefore = try #require(before.body["rev"]?.intValue)
+        server.stop()
+
+        server = try TestServer(port: port, store: try file.open(), units: [.tallyByTen], root: .tallyByTen)
+        defer { server.stop() }
+        // A client that was following the page resumes its stream: it gets a snapshot of the fresh page, never a
+        // patch computed by the new code on the old state.
+        let after = try await exchange("GET", "/api/pages/tally", port: port, session: session)
+        #expect(after.status == 200)
+        #expect(after.body["view"] == ["count": 0])
+        let revisionAfter = try #require(after.body["rev"]?.intValue)
+        #expect(revisionAfter > revisionBefore)
+        #expect((after.body["seq"]?.intValue ?? 0) > lastSeq)
+        let streamed = try await blockingEvents(port: port, session: session, lastEventID: lastSeq, count: 1)
+        #expect(streamed.first?.name == "snapshot")
+        #expect(streamed.first?.data["view"] == ["count": 0])
+        let metrics = try await exchange("GET", "/metrics", port: port)
+        #expect(String(decoding: metrics.raw, as: UTF8.self).contains("mvvmr_session_divergences_total 1"))
+        // The page goes on under the new code, its revisions after the fresh one.
+        let next = try await exchange("POST", "/api/pages/tally/actions", port: port, session: session, body: ["action": "increment"])
+        #expect(next.body["rev"]?.intValue == revisionAfter + 1)
+        let final = try await exchange("GET", "/api/pages/tally", port: port, session: session)
+        #expect(final.body["view"] == ["count": 10])
+        server.stop()
+
+        // The next restart replays the log, rebind record included: no new divergence, the same page.
+        server = try TestServer(port: port, store: try file.open(), units: [.tallyByTen], root: .tallyByTen)
+        let again = try await exchange("GET", "/api/pages/tally", port: port, session: session)
+        #expect(again.body["view"] == ["count": 10])
+        #expect(again.body["rev"] == final.body["rev"])
+        let metricsAgain = try await exchange("GET", "/metrics", port: port)
+        #expect(!String(decoding: metricsAgain.raw, as: UTF8.self).contains("mvvmr_session_divergences_total 1"))
+    }
 }
