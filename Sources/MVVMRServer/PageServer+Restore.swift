@@ -54,12 +54,13 @@ extension PageServer {
         let session = ServerSession(
             identifier: identifier, registry: registry, services: services, sharedLimits: sharedSessionLimits,
             store: store, restoring: true)
-        let report = session.restore(from: records)
-        session.startLogging(storedThrough: stored.lastNumber)
+        let report = session.restore(from: records, recordCap: configuration.maxPageRecords)
+        session.startLogging(storedThrough: max(stored.lastNumber, records.last?.number ?? 0))
         for unit in report.divergedUnits {
-            divergences.increment()
+            let capped = report.cappedUnits.contains(unit)
+            (capped ? pageResets : divergences).increment()
             logger.log(
-                .warning, "session_page_diverged",
+                .warning, capped ? "session_page_log_capped" : "session_page_diverged",
                 [("session", .string(SessionIdentifier.redacted(identifier))), ("unit", .string(unit))])
             do throws(PageError) {
                 try session.pages.rebind(unit)
@@ -71,6 +72,14 @@ extension PageServer {
         if !report.divergedUnits.isEmpty {
             // The fresh pages are acknowledged (read) right away: wait for their records.
             session.waitUntilStored(session.pages.inputNumber)
+        }
+        if !report.supersededRecords.isEmpty, !session.isSpoiled {
+            // What a stored rebind stands for is never replayed again: the log shrinks back under the cap.
+            do throws(SessionStoreError) {
+                try store.removeRecords(report.supersededRecords, of: identifier)
+            } catch {
+                logger.log(.warning, "store_unavailable", [("operation", "compact"), ("error", .string(error.description))])
+            }
         }
         let (inserted, evicted) = sessions.insert(session, identifier: identifier)
         if let evicted { passivate(evicted) }

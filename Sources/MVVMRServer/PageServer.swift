@@ -61,6 +61,7 @@ public final class PageServer: Sendable {
     let restores: Counter
     let passivations: Counter
     let divergences: Counter
+    let pageResets: Counter
     let storeFailures: Counter
 
     /// Creates a server; nothing listens until ``start()``.
@@ -118,6 +119,9 @@ public final class PageServer: Sendable {
         passivations = metrics.counter("mvvmr_session_passivations_total", help: "Idle sessions taken out of memory (kept in the store).")
         divergences = metrics.counter(
             "mvvmr_session_divergences_total", help: "Pages whose replay did not match their log (code changed): bound fresh.")
+        pageResets = metrics.counter(
+            "mvvmr_session_page_resets_total",
+            help: "Pages bound fresh on restore because their logs passed MAX_PAGE_RECORDS actions.")
         storeFailures = metrics.counter(
             "mvvmr_store_failures_total", help: "Inputs refused because the session store could not keep them.")
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }

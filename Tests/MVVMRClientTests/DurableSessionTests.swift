@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import JSONPatch
 import MVVMR
@@ -175,7 +176,17 @@ struct StreamedEvent {
 /// Opens `GET /api/events` over a plain socket with `Last-Event-ID`, and returns the first `count` events that
 /// carry an id (Foundation on Linux has no streaming `bytes(for:)`).
 func blockingEvents(port: Int, session: String, lastEventID: Int, count: Int) async throws -> [StreamedEvent] {
-    try await Task.detached {
+    // On a thread of its own: a blocking read on the cooperative pool (two threads here) would starve the tests
+    // running beside it.
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result { try readEvents(port: port, session: session, lastEventID: lastEventID, count: count) })
+        }
+    }
+}
+
+private func readEvents(port: Int, session: String, lastEventID: Int, count: Int) throws -> [StreamedEvent] {
+    do {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -218,7 +229,7 @@ func blockingEvents(port: Int, session: String, lastEventID: Int, count: Int) as
             if received <= 0 { return events }
             text += String(decoding: buffer[0..<received], as: UTF8.self)
         }
-    }.value
+    }
 }
 
 // MARK: - A unit whose code changes between two runs (a deploy).
@@ -298,5 +309,47 @@ extension UnitCase {
         #expect(again.body["rev"] == final.body["rev"])
         let metricsAgain = try await exchange("GET", "/metrics", port: port)
         #expect(!String(decoding: metricsAgain.raw, as: UTF8.self).contains("mvvmr_session_divergences_total 1"))
+    }
+}
+
+@Suite(.serialized) struct PageRecordCapTests {
+    @Test func aPageWhoseLogPassedTheCapIsBoundFreshOnRestoreAndItsRecordsLeaveTheStore() async throws {
+        let file = ScratchStoreFile()
+        let capped: (inout ServerConfiguration) -> Void = { $0.maxPageRecords = 3 }
+        var server = try TestServer(store: try file.open(), units: [.counter], root: .counter, configure: capped)
+        let port = server.port
+        let created = try await exchange("POST", "/api/sessions", port: port, body: [:])
+        let session = try #require(created.body["session"]?.stringValue)
+        for _ in 0..<5 {
+            _ = try await exchange("POST", "/api/pages/counter/actions", port: port, session: session, body: ["action": "increment"])
+        }
+        let before = try await exchange("GET", "/api/pages/counter", port: port, session: session)
+        #expect(before.body["view"] == ["count": 5])
+        let logBefore = try SessionLog(bytes: Array(try await exchange("GET", "/api/session/log", port: port, session: session).raw))
+        #expect(logBefore.records.count == 6)
+        server.stop()
+
+        server = try TestServer(port: port, store: try file.open(), units: [.counter], root: .counter, configure: capped)
+        let after = try await exchange("GET", "/api/pages/counter", port: port, session: session)
+        #expect(after.body["view"] == ["count": 0])
+        #expect((after.body["rev"]?.intValue ?? 0) > (before.body["rev"]?.intValue ?? .max))
+        let metrics = String(decoding: try await exchange("GET", "/metrics", port: port).raw, as: UTF8.self)
+        #expect(metrics.contains("mvvmr_session_page_resets_total 1"))
+        // The five actions are gone from the store: the start and the rebind are left.
+        let logAfter = try SessionLog(bytes: Array(try await exchange("GET", "/api/session/log", port: port, session: session).raw))
+        #expect(logAfter.records.map(\.number) == [1, 7])
+        let next = try await exchange("POST", "/api/pages/counter/actions", port: port, session: session, body: ["action": "increment"])
+        #expect(next.body["rev"]?.intValue == (after.body["rev"]?.intValue ?? -1) + 1)
+        server.stop()
+
+        // What is left replays exactly: no reset this time.
+        server = try TestServer(port: port, store: try file.open(), units: [.counter], root: .counter, configure: capped)
+        defer { server.stop() }
+        let again = try await exchange("GET", "/api/pages/counter", port: port, session: session)
+        #expect(again.body["view"] == ["count": 1])
+        #expect(again.body["rev"] == next.body["rev"])
+        let metricsAgain = String(decoding: try await exchange("GET", "/metrics", port: port).raw, as: UTF8.self)
+        #expect(!metricsAgain.contains("mvvmr_session_page_resets_total 1"))
+        #expect(!metricsAgain.contains("mvvmr_session_divergences_total 1"))
     }
 }

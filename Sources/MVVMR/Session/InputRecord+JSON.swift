@@ -106,8 +106,8 @@ extension SessionInput {
             return ["type": "timer", "ordinal": .int(ordinal)]
         case .work(let ordinal, let result):
             return ["type": "work", "ordinal": .int(ordinal), "result": result]
-        case .rebind(let unit):
-            return ["type": "rebind", "unit": .string(unit)]
+        case .rebind(let unit, let revision):
+            return ["type": "rebind", "unit": .string(unit), "rev": .int(revision)]
         }
     }
 
@@ -168,7 +168,7 @@ extension SessionInput {
         case "work":
             self = .work(try integer("ordinal"), object["result"] ?? .null)
         case "rebind":
-            self = .rebind(unit: try string("unit"))
+            self = .rebind(unit: try string("unit"), revision: try integer("rev"))
         default:
             throw InputRecordFormatError("'input.type' \(type) is not an input type")
         }

@@ -146,19 +146,38 @@ public final class PageSession: Sendable {
     ///     result (from inside the session's lock: it must not call back into the session).
     /// - Returns: what the replay found.
     public func restore(
-        from records: [InputRecord], replayed: (InputRecord, [SessionEvent], ActionResult?) -> Void = { _, _, _ in }
+        from records: [InputRecord], recordCap: Int = .max,
+        replayed: (InputRecord, [SessionEvent], ActionResult?) -> Void = { _, _, _ in }
     ) -> RestoreReport {
         core.withLock { core in
-            var diverged = Set<String>()
             var report = RestoreReport()
+            // A page with more action records than the cap (since its last rebind) is not replayed at all: it
+            // starts out as diverged, so it is bound fresh, and replaying a session stays bounded.
+            var actionCounts: [String: Int] = [:]
+            var lastRebind: [String: Int] = [:]
             for record in records {
-                if case .action(let unit, _, _, _) = record.input, diverged.contains(unit) {
+                switch record.input {
+                case .action(let unit, _, _, _): actionCounts[unit, default: 0] += 1
+                case .rebind(let unit, _):
+                    actionCounts[unit] = 0
+                    lastRebind[unit] = record.number
+                default: break
+                }
+            }
+            // Capped pages stay skipped through the whole log (a page bound again or rebound does not end it).
+            let capped = Set(actionCounts.filter { $0.value > recordCap }.keys)
+            report.cappedUnits = capped.sorted()
+            var diverged = Set<String>()
+            var skipped: [(number: Int, unit: String)] = []
+            for record in records {
+                if case .action(let unit, _, _, _) = record.input, diverged.contains(unit) || capped.contains(unit) {
                     report.skipped += 1
+                    skipped.append((record.number, unit))
                     core.skipInput(number: record.number)
                     core.absorbLogged(record)
                     continue
                 }
-                if case .rebind(let unit) = record.input { diverged.remove(unit) }
+                if case .rebind(let unit, _) = record.input { diverged.remove(unit) }
                 let result: ActionResult?
                 do throws(PageError) {
                     result = try core.replay(record, registry: core.registry)
@@ -169,7 +188,8 @@ public final class PageSession: Sendable {
                 let events = core.lastReplayed?.events ?? []
                 let digests = core.lastReplayed?.record.digests ?? [:]
                 var mismatched = false
-                for unit in Set(digests.keys).union(record.digests.keys) where digests[unit] != record.digests[unit] {
+                for unit in Set(digests.keys).union(record.digests.keys)
+                where digests[unit] != record.digests[unit] && !capped.contains(unit) {
                     // A page already diverged is expected to differ until its rebind record.
                     if diverged.insert(unit).inserted { mismatched = true }
                 }
@@ -183,7 +203,13 @@ public final class PageSession: Sendable {
             }
             core.clearReplayed()
             let live = Set(core.pages.values.map(\.unit.name))
-            report.divergedUnits = diverged.intersection(live).sorted()
+            report.divergedUnits = diverged.union(capped).intersection(live).sorted()
+            // Skipped records a rebind stands for (one in the log, or the one the caller makes now) are never
+            // needed again: every later replay would skip them too.
+            let reboundNow = Set(report.divergedUnits)
+            report.supersededRecords = skipped.filter { entry in
+                reboundNow.contains(entry.unit) || entry.number < lastRebind[entry.unit] ?? 0
+            }.map(\.number)
             return report
         }
     }
@@ -283,4 +309,9 @@ public struct RestoreReport: Sendable, Hashable {
     public var divergedUnits: [String] = []
     /// The numbers of the records at which a page first stopped matching the log.
     public var mismatchedRecords: [Int] = []
+    /// The pages whose action records passed the cap: not replayed, bound fresh.
+    public var cappedUnits: [String] = []
+    /// Records that were skipped and that a rebind stands for (in the log, or the one to make now for a
+    /// diverged page): once that rebind is stored they can be removed from the store.
+    public var supersededRecords: [Int] = []
 }

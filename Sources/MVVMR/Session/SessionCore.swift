@@ -214,8 +214,10 @@ final class SessionCore {
             if !scheduler.deliver(.timer(ordinal)) { finishStaleReentry(.timer(ordinal)) }
         case .work(let ordinal, let result):
             if !scheduler.deliver(.work(ordinal, result)) { finishStaleReentry(.work(ordinal, result)) }
-        case .rebind(let unitName):
-            _ = try rebind(unitName)
+        case .rebind(let unitName, let revision):
+            // Its one event (the snapshot) gets the number it had, whatever was skipped before it.
+            if record.sequence > 0 { sequence = max(sequence, record.sequence - 1) }
+            _ = try rebind(unitName, at: revision)
         }
         return nil
     }
@@ -250,10 +252,12 @@ final class SessionCore {
     /// Releases the live page of `name` and binds a fresh one at the same route parameters in its place (its
     /// revision goes on), with a `snapshot` event: what a restored session does with a page whose replay no
     /// longer matches its log.
-    /// - Parameter name: the unit's name.
+    /// - Parameters:
+    ///   - name: the unit's name.
+    ///   - revision: the fresh page's revision (a replayed rebind's); by default the next one.
     /// - Returns: the number of the input record, or nil when the unit has no live page.
     @discardableResult
-    func rebind(_ name: String) throws(PageError) -> Int? {
+    func rebind(_ name: String, at revision: Int? = nil) throws(PageError) -> Int? {
         guard let existing = pages[name] else { return nil }
         beginOperation()
         isInTurn = true
@@ -263,7 +267,7 @@ final class SessionCore {
         }
         let page: BoundPage
         do {
-            page = try bind(existing.unit, sentValue: nil, parameters: existing.parameters)
+            page = try bind(existing.unit, sentValue: nil, parameters: existing.parameters, revision: revision)
         } catch {
             settle()
             throw error
@@ -276,7 +280,7 @@ final class SessionCore {
         turn.forget(page.document)
         emit(.snapshot(page.snapshot))
         settle()
-        finishInput(.rebind(unit: name))
+        finishInput(.rebind(unit: name, revision: page.document.revision))
         return inputNumber
     }
 
@@ -483,13 +487,14 @@ final class SessionCore {
 
     /// Makes a fresh page of `unit`: View, ViewModel and parts, wired; its revision goes on from the
     /// unit's last one. On failure nothing stays behind.
-    private func bind(_ unit: UnitCase, sentValue: JSONValue?, parameters: [String: String]) throws(PageError)
-        -> BoundPage
-    {
+    private func bind(
+        _ unit: UnitCase, sentValue: JSONValue?, parameters: [String: String], revision fixedRevision: Int? = nil
+    ) throws(PageError) -> BoundPage {
         // A live page of the unit (being replaced) holds its latest revision; a released one left it in
         // `revisions`. Either way the fresh page goes on from there.
         var revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
         if let logged = loggedRevisions[unit.name] { revision = max(revision, logged + 1) }
+        if let fixedRevision { revision = fixedRevision }
         let document = PageDocument(
             unit: unit.name, revision: revision, historyLimit: historyLimit, historyByteLimit: historyByteLimit, turn: turn)
         let registry = ActionRegistry()

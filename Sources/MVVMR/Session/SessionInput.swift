@@ -19,9 +19,9 @@ public enum SessionInput: Sendable, Hashable {
     case timer(Int)
     /// The async job with this ordinal finished with this result.
     case work(Int, JSONValue)
-    /// A page was bound fresh in place of a live one of `unit` whose replay no longer matched its log
-    /// (its code changed): see ``PageSession/replay(_:)``.
-    case rebind(unit: String)
+    /// A page was bound fresh at `revision` in place of a live one of `unit` whose replay no longer matched its
+    /// log (its code changed), or whose log passed the cap: see ``PageSession/restore(from:recordCap:replayed:)``.
+    case rebind(unit: String, revision: Int)
 }
 
 extension SessionInput {

@@ -88,6 +88,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `PASSIVATE_AFTER_SECONDS`: a session with no request and no open stream for this long leaves memory; it
     /// stays in the store and is restored (replayed) on its next request (0: never).
     public var passivateAfterSeconds = 300
+    /// `MAX_PAGE_RECORDS`: the most action records a page's log may hold (since the page was last bound fresh)
+    /// for it to be replayed on restore; a page past it is bound fresh instead (its clients get a snapshot), so
+    /// that restoring a session stays quick, and its records are dropped from the store.
+    public var maxPageRecords = 10_000
 
     /// The defaults.
     public init() {}
@@ -238,6 +242,10 @@ public struct ServerConfiguration: Sendable, Equatable {
             "--passivate-after-seconds", "PASSIVATE_AFTER_SECONDS",
             "idle time after which a session leaves memory (kept in the store, restored on its next request; 0: never)",
             range: 0...31_536_000, \.passivateAfterSeconds),
+        integer(
+            "--max-page-records", "MAX_PAGE_RECORDS",
+            "most action records of a page replayed on restore (past it the page is bound fresh)",
+            range: 1...100_000_000, \.maxPageRecords),
     ]
 
     /// Reads the settings from flags and environment variables (a flag wins over its variable).

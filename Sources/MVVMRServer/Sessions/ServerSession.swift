@@ -342,12 +342,14 @@ final class ServerSession: Sendable {
 
     /// Replays a stored log into this session (made with `restoring: true`): its pages, event log (for
     /// `Last-Event-ID`) and idempotent answers come back as they were.
-    /// - Parameter records: the log, in order.
+    /// - Parameters:
+    ///   - records: the log, in order.
+    ///   - recordCap: the most action records a page may have to be replayed (past it, it is bound fresh).
     /// - Returns: what the replay found.
-    func restore(from records: [InputRecord]) -> RestoreReport {
+    func restore(from records: [InputRecord], recordCap: Int = .max) -> RestoreReport {
         let now = ContinuousClock.now
         var answers: [(key: String, unit: String, digest: UInt64, body: [UInt8], number: Int)] = []
-        let report = pages.restore(from: records) { record, events, result in
+        let report = pages.restore(from: records, recordCap: recordCap) { record, events, result in
             publish(events)
             guard let result, case .object(let note)? = record.annotation,
                 let key = note["idempotency_key"]?.stringValue,
