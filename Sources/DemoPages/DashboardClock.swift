@@ -30,7 +30,9 @@ final class DashboardClockViewModel: ViewModel {
 
     init(context: UnitContext) throws {
         activity = try context.services.require(DashboardActivities.self).current(for: context.scheduler)
-        openedAt = try context.services.require((any WallClock).self).secondsSince1970()
+        // The session's wall clock (kept in its log, so a restored page shows the times it showed), unless a test
+        // stops the clock with a `WallClock` service.
+        openedAt = context.services[(any WallClock).self]?.secondsSince1970() ?? context.scheduler.secondsSince1970
         scheduler = context.scheduler
         openedOnScheduler = context.scheduler.now
     }

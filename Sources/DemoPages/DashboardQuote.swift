@@ -59,7 +59,8 @@ final class DashboardQuoteViewModel: ViewModel {
 
     init(context: UnitContext) throws {
         activity = try context.services.require(DashboardActivities.self).current(for: context.scheduler)
-        random = try context.services.require((any RandomSource).self)
+        // The page's seeded generator (the same draws on every replay), unless a test scripts the draws.
+        random = context.services[(any RandomSource).self] ?? SeededRandomSource(context.random)
     }
 
     func transform(_ input: DashboardQuoteInput) -> DashboardQuoteOutput {

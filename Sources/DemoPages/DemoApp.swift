@@ -46,8 +46,8 @@ public enum DemoApp {
         services.register(
             GeneratedCounterPages(latency: counterLatency) as any CounterPagesService,
             as: (any CounterPagesService).self)
-        services.register(SystemWallClock() as any WallClock, as: (any WallClock).self)
-        services.register(SystemRandomSource() as any RandomSource, as: (any RandomSource).self)
+        // No wall clock and no random source: the dashboard reads the session's (`context.scheduler.wallClock`,
+        // `context.random`), which its log keeps, so a restored dashboard shows what it showed.
         services.register(DashboardActivities())
         return services
     }

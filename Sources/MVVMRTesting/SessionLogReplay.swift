@@ -11,6 +11,15 @@ public struct SessionLog: Sendable, Hashable {
     /// The unit names the server that wrote the log served.
     public let units: [String]
 
+    /// A log of these records (a test's own, collected with `PageSession.setRecorder`).
+    /// - Parameters:
+    ///   - records: the records, in number order.
+    ///   - units: the unit names of the app that wrote them.
+    public init(records: [InputRecord], units: [String] = []) {
+        self.records = records
+        self.units = units
+    }
+
     /// A log read from its JSON text.
     /// - Parameter bytes: the body of `GET /api/session/log`.
     /// - Throws: ``InputRecordFormatError`` when it is not such a log (wrong format, newer version, bad record).

@@ -50,6 +50,9 @@ public final class Scheduler {
     private var timers: [Int: Timer] = [:]
     private var jobs: [Int: Job] = [:]
     private var nextID = 0
+    /// The wall clock's reading (time since 1970, UTC) at this scheduler's zero: see ``wallClock``.
+    public internal(set) var wallClockOrigin: Duration = .zero
+
     /// Runs timer actions and job deliveries; a session wraps each in one turn (one patch per page) and
     /// records it as an input of its log.
     var runTurn: (Reentry, () -> Void) -> Void = { $1() }
@@ -71,6 +74,14 @@ public final class Scheduler {
         case .realTime(let start): return ContinuousClock.now - start
         }
     }
+
+    /// The wall-clock time (since 1970, UTC) as the session sees it: the reading at the session's start, kept in
+    /// its log, plus the session clock's time since. A ViewModel reads the time of day here, never from the
+    /// system, so that a replay sees the times the live session saw (virtual sessions start at 1970).
+    public var wallClock: Duration { wallClockOrigin + now }
+
+    /// ``wallClock`` in whole seconds.
+    public var secondsSince1970: Int { Int(wallClock.components.seconds) }
 
     /// Whether time moves only when a test says so.
     public var isVirtual: Bool {
@@ -168,9 +179,11 @@ public final class Scheduler {
     /// Switches a virtual scheduler (a session just replayed from its log) to real time, with the clock going
     /// on from the virtual time reached: timers still pending are armed for what is left of their delays,
     /// and jobs whose results were not in the log start now.
-    func goLive() {
+    /// - Parameter catchingUpTo: the session clock's time now (the wall clock less ``wallClockOrigin``), when
+    ///   further than the log reached: the time the session was away counts, and timers due meanwhile fire now.
+    func goLive(catchingUpTo: Duration? = nil) {
         guard case .virtual = mode, let reenter else { return }
-        let reached = virtualNow
+        let reached = max(virtualNow, catchingUpTo ?? .zero)
         mode = .realTime(start: ContinuousClock.now - reached)
         for (id, timer) in timers {
             timers[id]?.task = Self.arm(after: max(timer.deadline - reached, .zero), id: id, reenter: reenter)

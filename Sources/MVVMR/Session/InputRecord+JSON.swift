@@ -88,8 +88,11 @@ extension SessionInput {
     /// The input as JSON: an object whose `type` names the case.
     public var json: JSONValue {
         switch self {
-        case .start(let unit, let parameters, let value):
-            var object: JSONObject = ["type": "start", "unit": .string(unit), "parameters": Self.json(parameters)]
+        case .start(let unit, let parameters, let value, let seed, let wallClock):
+            var object: JSONObject = [
+                "type": "start", "unit": .string(unit), "parameters": Self.json(parameters),
+                "seed": .string(InputRecord.hex(seed)), "wall_clock_ns": .int(InputRecord.nanoseconds(wallClock)),
+            ]
             if let value { object["value"] = value }
             return .object(object)
         case .bind(let unit, let parameters):
@@ -143,7 +146,9 @@ extension SessionInput {
         switch type {
         case "start":
             let value = object["value"]
-            self = .start(unit: try string("unit"), parameters: try parameters(), value: value)
+            let seed = object["seed"]?.stringValue.flatMap { UInt64($0, radix: 16) } ?? 0
+            let wallClock = Duration.nanoseconds(object["wall_clock_ns"]?.intValue ?? 0)
+            self = .start(unit: try string("unit"), parameters: try parameters(), value: value, seed: seed, wallClock: wallClock)
         case "bind":
             self = .bind(unit: try string("unit"), parameters: try parameters())
         case "action":

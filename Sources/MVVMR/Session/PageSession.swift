@@ -1,6 +1,12 @@
 import JSONPatch
 import Locking
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// The pages and the navigation stack of one client's session, behind one lock: what the server
 /// drives.
 ///
@@ -39,6 +45,12 @@ public final class PageSession: Sendable {
             registry: registry, services: services, scheduler: scheduler, historyLimit: historyLimit,
             historyByteLimit: historyByteLimit)
         core.eventSink = eventSink
+        if clock == .realTime {
+            // A live session's pages draw from a fresh seed and read the real wall clock; both go into its log.
+            var system = SystemRandomNumberGenerator()
+            core.seed = system.next()
+            scheduler.wallClockOrigin = SystemClockReading.now()
+        }
         self.core = Locked(core)
         self.core.withLock { core in
             // Tasks capture only this Sendable handle (weakly) and plain ids and values.
@@ -228,7 +240,10 @@ public final class PageSession: Sendable {
     /// pending timers are armed for what is left of their delays; async jobs whose results were not logged
     /// start now. Does nothing on a real-time session.
     public func goLive() {
-        core.withLock { $0.scheduler.goLive() }
+        core.withLock { core in
+            let origin = core.scheduler.wallClockOrigin
+            core.scheduler.goLive(catchingUpTo: origin == .zero ? nil : SystemClockReading.now() - origin)
+        }
     }
 
     /// Performs a client-initiated navigation: `back`, or `open(unit)`.
@@ -314,4 +329,14 @@ public struct RestoreReport: Sendable, Hashable {
     /// Records that were skipped and that a rebind stands for (in the log, or the one to make now for a
     /// diverged page): once that rebind is stored they can be removed from the store.
     public var supersededRecords: [Int] = []
+}
+
+/// The system's wall clock, read where a session's clock begins or resumes (never by a ViewModel).
+enum SystemClockReading {
+    /// Time since 1970, UTC.
+    static func now() -> Duration {
+        var reading = timespec()
+        clock_gettime(CLOCK_REALTIME, &reading)
+        return .seconds(Int64(reading.tv_sec)) + .nanoseconds(Int64(reading.tv_nsec))
+    }
 }

@@ -25,6 +25,10 @@ final class SessionCore {
     private(set) var lastReplayed: ReplayedInput?
     /// The number of the latest input record.
     private(set) var inputNumber = 0
+    /// Where the pages' random numbers come from (kept in the log's start record).
+    var seed: UInt64 = 0x4D56_564D_5221_5EED
+    /// How many pages were bound: each page's generator is seeded from the seed and this.
+    private var bindCount = 0
     /// The caller's attachment for the record of the input being applied.
     private var annotation: JSONValue?
     private(set) var pages = LivePages()
@@ -75,7 +79,10 @@ final class SessionCore {
     func start(at unit: UnitCase, parameters: [String: String], sentValue: JSONValue?) throws(PageError)
         -> NavigationResult
     {
-        try navigationOperation(.start(unit: unit.name, parameters: parameters, value: sentValue)) {
+        try navigationOperation(
+            .start(
+                unit: unit.name, parameters: parameters, value: sentValue, seed: seed, wallClock: scheduler.wallClockOrigin)
+        ) {
             () throws(PageError) in
             try navigateForward(.root, to: unit, sentValue: sentValue, parameters: parameters)
         }
@@ -201,8 +208,10 @@ final class SessionCore {
         inputNumber = record.number - 1
         scheduler.moveVirtualTime(to: record.time)
         switch record.input {
-        case .start(let unitName, let parameters, let value):
+        case .start(let unitName, let parameters, let value, let loggedSeed, let wallClock):
             guard let unit = registry.unit(named: unitName) else { throw PageError(.unknownUnit, "no unit named \(unitName)") }
+            seed = loggedSeed
+            scheduler.wallClockOrigin = wallClock
             _ = try start(at: unit, parameters: parameters, sentValue: value)
         case .bind(let unitName, let parameters):
             _ = try snapshotAndInput(of: unitName, parameters: parameters)
@@ -502,9 +511,14 @@ final class SessionCore {
         let callbacks = CallbackChannel()
         let queued = turn.counts
         let page = Page(document: document, base: .root, subscriptions: subscriptions, turn: turn)
-        let context = UnitContext(
+        var context = UnitContext(
             unit: unit.name, services: services, parameters: parameters, scheduler: scheduler,
             sentValue: sentValue, callbackChannel: callbacks)
+        bindCount += 1
+        var pageSeed = StableDigest()
+        pageSeed.combine(Int(bitPattern: UInt(seed)))
+        pageSeed.combine(bindCount)
+        context.random = SessionRandom(seed: pageSeed.value)
         var pairs: [BoundPair] = []
         func fail(_ error: PageError) -> PageError {
             subscriptions.dispose()

@@ -6,8 +6,10 @@ import JSONPatch
 /// Everything else a session does (routes, callbacks, what an action's streams compute) follows from
 /// these inputs and is not recorded: replay computes it again.
 public enum SessionInput: Sendable, Hashable {
-    /// The session began (or began again with a `root` start) at `unit`.
-    case start(unit: String, parameters: [String: String], value: JSONValue?)
+    /// The session began (or began again with a `root` start) at `unit`; `seed` and `wallClock` (the wall
+    /// clock's reading, since 1970, at the session clock's zero) are what its pages' `context.random` and
+    /// `scheduler.wallClock` come from, so that they are the same on every replay.
+    case start(unit: String, parameters: [String: String], value: JSONValue?, seed: UInt64, wallClock: Duration)
     /// A page outside the navigation stack was bound by a read (`GET /api/pages/{unit}`).
     case bind(unit: String, parameters: [String: String])
     /// An action on a live page; `clientRevision` is the revision the client said it held (it shapes the

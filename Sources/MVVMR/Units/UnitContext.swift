@@ -11,6 +11,9 @@ public struct UnitContext {
     public let parameters: [String: String]
     /// The session's clock and async runner: pass it to `debounce`, `throttle`, `interval`, `perform`.
     public let scheduler: Scheduler
+    /// This page's random numbers, seeded from its session's log (the same on every replay). Outside a session
+    /// (a ViewModel tested alone) it starts from seed 0.
+    public internal(set) var random = SessionRandom(seed: 0)
     /// The value the router sent, as JSON; nil when it sent none.
     let sentValue: JSONValue?
     let callbackChannel: CallbackChannel
