@@ -19,13 +19,16 @@ RUN scripts/build-release.sh
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libstdc++6 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --no-create-home mvvmr
+    && useradd --system --uid 10001 --no-create-home mvvmr \
+    && mkdir -p /srv/mvvmr/data && chown 10001:10001 /srv/mvvmr/data
 COPY --from=build /src/.build/image/mvvmr-demo /usr/local/bin/mvvmr-demo
 COPY Public /srv/mvvmr/Public
 COPY Data /srv/mvvmr/Data
 WORKDIR /srv/mvvmr
 USER mvvmr
-ENV HOST=0.0.0.0 PORT=8080 PUBLIC_DIR=/srv/mvvmr/Public DATA_DIR=/srv/mvvmr/Data LOG_LEVEL=info
+ENV HOST=0.0.0.0 PORT=8080 PUBLIC_DIR=/srv/mvvmr/Public DATA_DIR=/srv/mvvmr/Data LOG_LEVEL=info SESSION_STORE=sqlite:/srv/mvvmr/data/sessions.sqlite
+# The sessions' store (one SQLite file and its WAL): mount a volume here so that sessions outlive the container.
+VOLUME /srv/mvvmr/data
 EXPOSE 8080
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["/usr/local/bin/mvvmr-demo", "--healthcheck"]

@@ -62,6 +62,11 @@ cleanup() {
 trap cleanup EXIT
 cp -a "$rootfs_cache" "$rootfs"
 chroot "$rootfs" useradd --system --uid "$uid" --no-create-home "$user"
+# The stage's volumes (the session store's directory), owned by its user as its RUN line makes them.
+for volume in $(printf '%s\n' "$final_stage" | awk '/^VOLUME /{for (i = 2; i <= NF; i++) print $i}'); do
+  mkdir -p "$rootfs$volume"
+  chown "$uid:$uid" "$rootfs$volume"
+done
 
 binary=$(scripts/build-release.sh)
 while read -r line; do
@@ -116,4 +121,19 @@ status=0
 wait "$server_pid" || status=$?
 server_pid=""
 [ "$status" -eq 0 ] || { cat "$work/server.log"; fail "exit status $status after SIGTERM"; }
-echo "runtime check passed: binary $(stat -c %s "$binary") bytes; /healthz, a page, an action, --healthcheck, SIGTERM → exit 0"
+
+# --- Started again on the same volume, the session is still there (its store is in the image's volume) ---
+chroot --userspec="$uid:$uid" "$rootfs" /usr/bin/env -i "${env_arguments[@]}" sh -c "cd ${workdir:-/} && exec $entrypoint" \
+  > "$work/server2.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 100); do
+  curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server2.log"; fail "the server exited at its second start"; }
+  sleep 0.1
+done
+curl -fs -H "X-Session-ID: $session" "http://127.0.0.1:$port/api/pages/greeting" | grep 'Hello David Blaine' >/dev/null \
+  || { cat "$work/server2.log"; fail "the session did not survive the restart"; }
+kill -TERM "$server_pid"
+wait "$server_pid" || true
+server_pid=""
+echo "runtime check passed: binary $(stat -c %s "$binary") bytes; /healthz, a page, an action, --healthcheck, SIGTERM → exit 0, the session back after a restart"

@@ -42,7 +42,7 @@ enum OpenAPIDocument {
         // 400 `malformed_request` can answer any request (MicroHTTP refuses it before routing), and 413
         // `payload_too_large` any request with a body; 500 is a page whose ViewModel failed while it was bound
         // (`binding_failed`, `missing_service`), wherever a request binds one (an action can navigate).
-        let actionErrors = errors(["400", "403", "404", "409", "413", "422", "429", "500"])
+        let actionErrors = errors(["400", "403", "404", "409", "413", "422", "429", "500", "503"])
         func jsonResponse(_ description: String, _ schema: String) -> JSONValue {
             [
                 "description": .string(description),
@@ -86,7 +86,7 @@ enum OpenAPIDocument {
         paths["/api/session"] = [
             "get": operation(
                 "The session: navigation and every live page.", "getSession", parameters: [sessionHeader],
-                responses: merged(["200": jsonResponse("The session.", "Session")], errors(["400", "404"]))),
+                responses: merged(["200": jsonResponse("The session.", "Session")], errors(["400", "404", "503"]))),
             "delete": operation(
                 "End the session.", "deleteSession", parameters: [sessionHeader],
                 responses: merged(["204": ["description": "Ended."]], errors(["400", "403", "404"]))),
@@ -132,7 +132,13 @@ enum OpenAPIDocument {
                 ],
                 responses: merged(
                     ["200": jsonResponse("The navigation.", "NavigationResponse")],
-                    errors(["400", "403", "404", "413", "500"])))
+                    errors(["400", "403", "404", "413", "500", "503"])))
+        ]
+        paths["/api/session/log"] = [
+            "get": operation(
+                "The session's stored input records (docs/PROTOCOL.md, \"Session logs\"): what PageTester replays.",
+                "getSessionLog", parameters: [sessionHeader],
+                responses: merged(["200": jsonResponse("The session's log.", "SessionLog")], errors(["400", "404", "503"])))
         ]
         paths["/api/events"] = [
             "get": operation(
@@ -212,7 +218,9 @@ enum OpenAPIDocument {
         "431": "`header_fields_too_large`: the header section is over `MAX_HEADER_BYTES`; the connection closes.",
         "500":
             "`internal_error`; `details.reason` says why a page was not built (`binding_failed`, `missing_service`).",
-        "503": "`overloaded`, `draining` or `stream_capacity_reached`, with `Retry-After`.",
+        "503":
+            "`overloaded`, `draining`, `stream_capacity_reached` or `store_unavailable` (the session store could not keep "
+            + "the input, which was not applied), with `Retry-After`.",
     ]
 
     private static func valueSchema(_ type: ActionValueType) -> JSONValue {
@@ -365,6 +373,34 @@ enum OpenAPIDocument {
                 "properties": [
                     "session": ["type": "string"], "navigation": ["$ref": "#/components/schemas/NavigationState"],
                     "page": ["$ref": "#/components/schemas/Snapshot"],
+                ],
+            ],
+            "SessionLog": [
+                "type": "object", "required": ["format", "version", "records"],
+                "properties": [
+                    "format": ["const": "mvvmr-session-log"], "version": ["const": 1],
+                    "units": ["type": "array", "items": ["type": "string"]],
+                    "records": [
+                        "type": "array",
+                        "items": [
+                            "type": "object", "required": ["number", "time_ns", "input"],
+                            "properties": [
+                                "number": ["type": "integer", "minimum": 1], "time_ns": ["type": "integer"],
+                                "input": [
+                                    "type": "object", "required": ["type"],
+                                    "properties": [
+                                        "type": [
+                                            "enum": ["start", "bind", "action", "navigate", "timer", "work", "rebind"]
+                                        ]
+                                    ],
+                                ],
+                                "digests": ["type": "object", "additionalProperties": ["type": "string"]],
+                                "seq": ["type": "integer"],
+                                "revs": ["type": "object", "additionalProperties": ["type": "integer"]],
+                                "annotation": [:],
+                            ],
+                        ],
+                    ],
                 ],
             ],
             "Session": [
