@@ -9,6 +9,7 @@ extension PageServer {
     /// - Throws: `store_unavailable` when the store cannot be read.
     func liveSession(_ identifier: String) throws(ProtocolError) -> ServerSession? {
         if let session = sessions.touch(identifier), !session.isSpoiled { return session }
+        guard store.keepsSessions else { return nil }
         // One restore per id at a time: a second request for the same session waits and finds it restored.
         let stripe = restoreLocks[Self.stripe(of: identifier, count: restoreLocks.count)]
         return try stripe.withLock { _ throws(ProtocolError) -> ServerSession? in
@@ -99,8 +100,13 @@ extension PageServer {
         return session
     }
 
-    /// Takes an idle session out of memory; its log stays in the store, so its next request restores it.
+    /// Takes an idle session out of memory; its log stays in the store, so its next request restores it. With a
+    /// store that keeps nothing, the session ends (`evicted`).
     func passivate(_ session: ServerSession) {
+        guard store.keepsSessions else {
+            session.expire(reason: "evicted")
+            return
+        }
         do throws(SessionStoreError) {
             try store.touch(session.identifier, at: SystemTime.secondsSince1970())
         } catch {
@@ -123,7 +129,7 @@ extension PageServer {
     /// Passivates sessions idle for `passivateAfter`, expires (and deletes) those idle for `timeToLive`, in
     /// memory and in the store.
     func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?) {
-        if let passivateAfter, passivateAfter < timeToLive {
+        if let passivateAfter, passivateAfter < timeToLive, store.keepsSessions {
             for session in sessions.removeExpired(timeToLive: passivateAfter) { passivate(session) }
         } else {
             for session in sessions.removeExpired(timeToLive: timeToLive) {

@@ -117,9 +117,14 @@ final class ServerSession: Sendable {
     }
 
     /// From now on every input's record goes to the store, and what it caused reaches clients once it is
-    /// stored.
+    /// stored. With a store that keeps nothing, no record is made: events go out as they happen.
     /// - Parameter storedThrough: the number of the last record the store already holds.
     func startLogging(storedThrough: Int) {
+        guard store.keepsSessions else {
+            streamState.withLock { $0.storedThrough = .max }
+            pages.setEventSink { [weak self] event in self?.publish([event]) }
+            return
+        }
         streamState.withLock { $0.storedThrough = storedThrough }
         let identifier = identifier
         let store = store

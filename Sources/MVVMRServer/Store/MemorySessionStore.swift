@@ -32,6 +32,9 @@ public final class MemorySessionStore: SessionStore {
     /// `.process`, the weakest durability there is a name for: the records are in fact lost with the process.
     public var durability: SessionDurability { .process }
 
+    /// It keeps every record (in memory), so a passivated session can be restored.
+    public var keepsSessions: Bool { true }
+
     /// Appends `record` at once and calls `completion` before returning, on the caller's thread.
     /// - Parameters:
     ///   - record: the record; its number must be the session's last plus one.

@@ -37,6 +37,9 @@ public final class SQLiteSessionStore: SessionStore {
 
     /// The durability an append has when it completes.
     public let durability: SessionDurability
+
+    /// It keeps every record in its file.
+    public var keepsSessions: Bool { true }
     /// The database file's path.
     public let path: String
 

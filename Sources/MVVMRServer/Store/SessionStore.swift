@@ -115,6 +115,11 @@ public protocol SessionStore: AnyObject, Sendable {
     /// The durability an append has when it completes.
     var durability: SessionDurability { get }
 
+    /// Whether the store keeps what is appended, so that a session can be restored from it. A store that does
+    /// not (``TransientSessionStore``, `SESSION_STORE=memory`) is told nothing: the server keeps no log, so
+    /// its sessions live in memory only and cost nothing to record.
+    var keepsSessions: Bool { get }
+
     /// Queues `record` to be appended; `completion` runs once it is durable, or with why it is not.
     /// - Parameters:
     ///   - record: the record; its number must be the session's last plus one.
