@@ -102,13 +102,17 @@ extension PageServer {
 
     /// Takes an idle session out of memory; its log stays in the store, so its next request restores it. With a
     /// store that keeps nothing, the session ends (`evicted`).
-    func passivate(_ session: ServerSession) {
+    /// - Parameters:
+    ///   - session: the session.
+    ///   - idleFor: how long it has been idle: its last activity, kept in the store, is that long ago (so it
+    ///     expires `SESSION_TTL_SECONDS` after it was last used, passivated or not).
+    func passivate(_ session: ServerSession, idleFor: Duration = .zero) {
         guard store.keepsSessions else {
             session.expire(reason: "evicted")
             return
         }
         do throws(SessionStoreError) {
-            try store.touch(session.identifier, at: SystemTime.secondsSince1970())
+            try store.touch(session.identifier, at: SystemTime.secondsSince1970() - Int64(idleFor.components.seconds))
         } catch {
             logger.log(.warning, "store_unavailable", [("operation", "touch"), ("error", .string(error.description))])
         }
@@ -130,7 +134,7 @@ extension PageServer {
     /// memory and in the store.
     func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?) {
         if let passivateAfter, passivateAfter < timeToLive, store.keepsSessions {
-            for session in sessions.removeExpired(timeToLive: passivateAfter) { passivate(session) }
+            for session in sessions.removeExpired(timeToLive: passivateAfter) { passivate(session, idleFor: passivateAfter) }
         } else {
             for session in sessions.removeExpired(timeToLive: timeToLive) {
                 end(session, reason: "expired")
