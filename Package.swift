@@ -76,7 +76,9 @@ let package = Package(
         .testTarget(name: "MVVMRTestingTests", dependencies: ["MVVMRTesting", "MVVMR", "JSONPatch"]),
         .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "JSONPatch", "Locking"]),
         .testTarget(name: "MVVMRClientTests", dependencies: ["MVVMRClient", "MVVMRServer", "MVVMR", "JSONPatch"]),
-        .testTarget(name: "DemoPagesTests", dependencies: ["DemoPages", "MVVMRTesting", "MVVMR", "JSONPatch"]),
+        // Fixtures/ holds session logs taken from real servers, read by path (not bundled).
+        .testTarget(
+            name: "DemoPagesTests", dependencies: ["DemoPages", "MVVMRTesting", "MVVMR", "JSONPatch"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

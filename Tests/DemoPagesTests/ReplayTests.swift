@@ -1,4 +1,5 @@
 import DemoPages
+import Foundation
 import JSONPatch
 import MVVMR
 import MVVMRTesting
@@ -78,5 +79,43 @@ private final class RecordedLog: Sendable {
         #expect(Set(indices).count > 1)
         live.releaseAll()
         replayed.releaseAll()
+    }
+}
+
+/// A session log taken from a real demo server (`GET /api/session/log` after signing in, choosing the dark theme
+/// in settings and counting row 1 to 2), checked in as a bug report would be: replayed here, it gives the pages
+/// the server had, and every record's events match the digests the server logged.
+@Suite struct RecordedSessionLogTests {
+    private static let fixture: String = {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast()
+        return parts.joined(separator: "/") + "/Fixtures/session-log-login-settings-counters.json"
+    }()
+
+    @Test func aLogFromARealServerReplaysIntoTheSamePages() throws {
+        let bytes = Array(try #require(FileManager.default.contents(atPath: Self.fixture)))
+        let log = try SessionLog(bytes: bytes)
+        #expect(log.records.count == 11)
+        let services = DemoApp.services(
+            employeeLatency: .zero, counterLatency: .zero, authLatency: .zero, dataDirectory: dataDirectory)
+        let session = PageTester.replay(log, registry: DemoApp.registry, services: services)
+        defer { session.releaseAll() }
+        #expect(session.navigation.stack == ["home", "login", "main", "settings", "counters"])
+        let pages = Dictionary(uniqueKeysWithValues: session.pages.map { ($0.unit, $0) })
+        #expect(pages["counters"]?.rev == 2)
+        #expect(pages["counters"]?.view["rows"]?[0]?["count"] == 2)
+        #expect(pages["settings"]?.view["theme"] == "dark")
+        #expect(pages["main"]?.view["user"] == "david")
+        #expect(session.sequence == 10)
+    }
+
+    @Test func aLogOfAnotherFormatOrVersionIsRefused() {
+        #expect(throws: InputRecordFormatError.self) { try SessionLog(bytes: Array(#"{"format":"other","version":1,"records":[]}"#.utf8)) }
+        #expect(throws: InputRecordFormatError.self) {
+            try SessionLog(bytes: Array(#"{"format":"mvvmr-session-log","version":2,"records":[]}"#.utf8))
+        }
+        #expect(throws: InputRecordFormatError.self) {
+            try SessionLog(bytes: Array(#"{"format":"mvvmr-session-log","version":1,"records":[{"number":0}]}"#.utf8))
+        }
     }
 }
