@@ -146,6 +146,30 @@ func exchange(
         #expect(server.forecastCalls.value == 0)
     }
 
+    @Test func aTimerStillPendingGoesOnOnTheRealClockAfterARestart() async throws {
+        let file = ScratchStoreFile()
+        var server = try TestServer(store: try file.open(), units: [.ticker], root: .ticker)
+        let port = server.port
+        let created = try await exchange("POST", "/api/sessions", port: port, body: [:])
+        let session = try #require(created.body["session"]?.stringValue)
+        try await waitUntil("a few ticks") {
+            (try await exchange("GET", "/api/pages/ticker", port: port, session: session).body["view"]?["ticks"]?.intValue ?? 0) >= 5
+        }
+        server.stop()
+        server = try TestServer(port: port, store: try file.open(), units: [.ticker], root: .ticker)
+        defer { server.stop() }
+        let restored = try await exchange("GET", "/api/pages/ticker", port: port, session: session)
+        let ticksAtRestore = try #require(restored.body["view"]?["ticks"]?.intValue)
+        #expect(ticksAtRestore >= 5)
+        // The logged ticks came back by replay; the interval goes on from there to its last tick.
+        try await waitUntil("the last tick", timeout: 10) {
+            try await exchange("GET", "/api/pages/ticker", port: port, session: session).body["view"]?["ticks"]?.intValue
+                == TickerViewModel.lastTick
+        }
+        let final = try await exchange("GET", "/api/pages/ticker", port: port, session: session)
+        #expect((final.body["rev"]?.intValue ?? 0) == TickerViewModel.lastTick)
+    }
+
     @Test func aLogFromTheServerReplaysInThePageTester() async throws {
         let file = ScratchStoreFile()
         let server = try TestServer(store: try file.open())
