@@ -97,15 +97,18 @@ mount -t proc proc "$rootfs/proc"
 env_arguments=()
 for assignment in $environment; do env_arguments+=("$assignment"); done
 env_arguments+=("PORT=$port" "HOST=127.0.0.1" "LOG_LEVEL=warning")
-chroot --userspec="$uid:$uid" "$rootfs" /usr/bin/env -i "${env_arguments[@]}" sh -c "cd ${workdir:-/} && exec $entrypoint" \
-  > "$work/server.log" 2>&1 &
-server_pid=$!
-
-for _ in $(seq 1 100); do
-  curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; fail "the server exited at start"; }
-  sleep 0.1
-done
+# Starts the binary there as the stage's user, in its WORKDIR with its ENV, logging to $1; waits for /healthz.
+start_server() {
+  chroot --userspec="$uid:$uid" "$rootfs" /usr/bin/env -i "${env_arguments[@]}" sh -c "cd ${workdir:-/} && exec $entrypoint" \
+    > "$1" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+    kill -0 "$server_pid" 2>/dev/null || { cat "$1"; fail "the server exited at start"; }
+    sleep 0.1
+  done
+}
+start_server "$work/server.log"
 curl -fs "http://127.0.0.1:$port/healthz" | grep '"ok"' >/dev/null || fail "/healthz"
 session=$(curl -fs -X POST "http://127.0.0.1:$port/api/sessions" | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
 curl -fs -H "X-Session-ID: $session" "http://127.0.0.1:$port/api/pages/greeting" | grep 'Say hello to who?' >/dev/null || fail "a page"
@@ -123,14 +126,7 @@ server_pid=""
 [ "$status" -eq 0 ] || { cat "$work/server.log"; fail "exit status $status after SIGTERM"; }
 
 # --- Started again on the same volume, the session is still there (its store is in the image's volume) ---
-chroot --userspec="$uid:$uid" "$rootfs" /usr/bin/env -i "${env_arguments[@]}" sh -c "cd ${workdir:-/} && exec $entrypoint" \
-  > "$work/server2.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do
-  curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server2.log"; fail "the server exited at its second start"; }
-  sleep 0.1
-done
+start_server "$work/server2.log"
 curl -fs -H "X-Session-ID: $session" "http://127.0.0.1:$port/api/pages/greeting" | grep 'Hello David Blaine' >/dev/null \
   || { cat "$work/server2.log"; fail "the session did not survive the restart"; }
 kill -TERM "$server_pid"

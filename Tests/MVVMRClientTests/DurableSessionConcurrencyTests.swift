@@ -11,18 +11,8 @@ import Testing
 
 /// One blocking HTTP/1.1 exchange on a fresh connection (`Connection: close`): the status and the body.
 private func rawExchange(port: Int, _ method: String, _ path: String, session: String?, body: String?) throws -> (Int, String) {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = try connectedSocket(port: port, receiveTimeoutSeconds: 20)
     defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var timeout = timeval(tv_sec: 20, tv_usec: 0)
-    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw TimedOut(what: "a connection") }
     var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
     if let session { request += "X-Session-ID: \(session)\r\n" }
     let payload = Array((body ?? "").utf8)

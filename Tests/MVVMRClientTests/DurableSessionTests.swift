@@ -190,6 +190,25 @@ func exchange(
     }
 }
 
+/// A blocking TCP socket connected to 127.0.0.1:`port`, whose reads give up after `receiveTimeoutSeconds`.
+func connectedSocket(port: Int, receiveTimeoutSeconds: Int) throws -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else {
+        close(descriptor)
+        throw TimedOut(what: "a connection to port \(port)")
+    }
+    return descriptor
+}
+
 /// An event read off a stream by ``blockingEvents(port:session:lastEventID:count:)``.
 struct StreamedEvent {
     let id: Int
@@ -211,20 +230,8 @@ func blockingEvents(port: Int, session: String, lastEventID: Int, count: Int) as
 
 private func readEvents(port: Int, session: String, lastEventID: Int, count: Int) throws -> [StreamedEvent] {
     do {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = try connectedSocket(port: port, receiveTimeoutSeconds: 10)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw TimedOut(what: "a connection") }
         let request = "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Session-ID: \(session)\r\nLast-Event-ID: \(lastEventID)\r\n\r\n"
         _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
         var text = ""

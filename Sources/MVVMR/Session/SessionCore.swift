@@ -117,29 +117,42 @@ final class SessionCore {
     {
         if let page = pages[name] { return (page.snapshot, nil) }
         guard let unit = registry.unit(named: name) else { throw PageError(.unknownUnit, "no unit named \(name)") }
+        let snapshot = try bindOutsideTheStack(unit, parameters: parameters, replacing: nil, revision: nil)
+        finishInput(.bind(unit: name, parameters: parameters))
+        beginOperation()
+        return (snapshot, inputNumber)
+    }
+
+    /// Binds a fresh page of `unit` in `pages` (in place of `replaced`, which is released), outside the
+    /// navigation stack, as one turn that emits its `snapshot` event; on failure nothing changes.
+    private func bindOutsideTheStack(
+        _ unit: UnitCase, parameters: [String: String], replacing replaced: BoundPage?, revision: Int?
+    ) throws(PageError) -> PageSnapshot {
         beginOperation()
         isInTurn = true
-        defer {
-            isInTurn = false
-            beginOperation()
-        }
+        defer { isInTurn = false }
         let page: BoundPage
         do {
-            page = try bind(unit, sentValue: nil, parameters: parameters)
+            page = try bind(unit, sentValue: nil, parameters: parameters, revision: revision)
         } catch {
             settle()
+            beginOperation()
             throw error
         }
-        pages[name] = page
+        if let replaced {
+            turn.forget(replaced.document)
+            replaced.release()
+        }
+        pages[unit.name] = page
         drainWork()
         page.document.absorbChanges()
         turn.forget(page.document)
         let snapshot = page.snapshot
         emit(.snapshot(snapshot))
         settle()
-        finishInput(.bind(unit: name, parameters: parameters))
-        return (snapshot, inputNumber)
+        return snapshot
     }
+
 
     /// The compact JSON text of a live page's view (cached by its document until the next change).
     func encodedView(of name: String) -> [UInt8]? {
@@ -268,30 +281,13 @@ final class SessionCore {
     @discardableResult
     func rebind(_ name: String, at revision: Int? = nil) throws(PageError) -> Int? {
         guard let existing = pages[name] else { return nil }
+        let snapshot = try bindOutsideTheStack(
+            existing.unit, parameters: existing.parameters, replacing: existing, revision: revision)
+        finishInput(.rebind(unit: name, revision: snapshot.rev))
         beginOperation()
-        isInTurn = true
-        defer {
-            isInTurn = false
-            beginOperation()
-        }
-        let page: BoundPage
-        do {
-            page = try bind(existing.unit, sentValue: nil, parameters: existing.parameters, revision: revision)
-        } catch {
-            settle()
-            throw error
-        }
-        turn.forget(existing.document)
-        existing.release()
-        pages[name] = page
-        drainWork()
-        page.document.absorbChanges()
-        turn.forget(page.document)
-        emit(.snapshot(page.snapshot))
-        settle()
-        finishInput(.rebind(unit: name, revision: page.document.revision))
         return inputNumber
     }
+
 
     /// Ends an input: numbers and times its record, with the digests of the events it caused (only when
     /// a log is kept), and hands it to the recorder (or keeps it, while replaying).
