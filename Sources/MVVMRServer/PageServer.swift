@@ -128,6 +128,9 @@ public final class PageServer: Sendable {
         metrics.gauge("mvvmr_pages_live", help: "Live pages across all sessions.") { [sessions] in
             Double(sessions.allEntries().reduce(0) { $0 + $1.pages.livePageCount })
         }
+        metrics.gauge("mvvmr_sessions_stored", help: "Sessions in the session store (in memory or passivated).") {
+            [store = self.store] in Double((try? store.sessionCount()) ?? 0)
+        }
         metrics.gauge("mvvmr_sse_clients", help: "Open event streams.") { [weak self] in
             Double(self?.openStreams.load(ordering: .relaxed) ?? 0)
         }
