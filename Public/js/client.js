@@ -139,6 +139,8 @@ export class MvvmrClient {
     /** @type {Map<string, Page>} */ this.pages = new Map();
     /** @type {Navigation} */ this.navigation = { stack: [], presented: null };
     /** @type {EventSource|null} */ this.events = null;
+    /** The stream's last reported state (`connection` event): `open`, `reconnecting` or `closed`. */
+    this.streamState = "open";
     this.listeners = new Map();
     this.resyncs = new Map();
     /** Actions and navigations not yet answered, in order; the first is the one being sent. */
@@ -603,7 +605,11 @@ export class MvvmrClient {
     for (let retry = 0; ; retry += 1) {
       try {
         const result = await attempt();
-        if (entry.waiting) this.setWaiting(entry, false, null);
+        if (entry.waiting) {
+          this.setWaiting(entry, false, null);
+          // The server answers again: reopen a broken stream now rather than at its next try.
+          if (this.streamState !== "open" && !this.closed) this.connect();
+        }
         return result;
       } catch (error) {
         if (this.closed) throw error;
@@ -687,7 +693,7 @@ export class MvvmrClient {
     source.addEventListener("expired", guard(() => this.onExpired()));
     source.addEventListener("open", () => {
       if (this.events !== source) return;
-      this.emit("connection", { state: "open" });
+      this.setStreamState("open");
       this.retryNow(); // a server answers again: a waiting action need not sit out its backoff
     });
     source.addEventListener("error", () => this.onStreamError(source));
@@ -701,6 +707,11 @@ export class MvvmrClient {
       source.close();
     }
     clearTimeout(this.reconnectTimer);
+  }
+
+  setStreamState(state) {
+    this.streamState = state;
+    this.emit("connection", { state });
   }
 
   noteEventId(id) {
@@ -731,10 +742,10 @@ export class MvvmrClient {
   onStreamError(source) {
     if (this.events !== source) return;
     if (source.readyState !== 2) {
-      this.emit("connection", { state: "reconnecting" });
+      this.setStreamState("reconnecting");
       return;
     }
-    this.emit("connection", { state: "closed" });
+    this.setStreamState("closed");
     this.events = null;
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(async () => {

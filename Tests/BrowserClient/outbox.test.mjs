@@ -309,6 +309,44 @@ describe("the same session coming back", () => {
     client.close();
   });
 
+  test("an answer after a wait reopens a broken stream at once, from the last event seen", async () => {
+    const server = resumedServer();
+    let down = true;
+    flakyCounter(server, () => down);
+    const timing = manualSleep();
+    const client = makeClient(server, { sleep: timing.sleep, reconnectDelay: 60_000 });
+    await client.start();
+    const stream = FakeEventSource.instances[0];
+    stream.emit("patch", 10, { unit: "counters", rev: 5, patch: [] }); // not newer, but its id is noted
+    stream.fail(0); // the browser's own reconnect, still trying
+    const sent = client.sendAction("counters", "increment", 1);
+    await settle();
+    down = false;
+    await timing.release();
+    await sent;
+    assert.equal(FakeEventSource.instances.length, 2);
+    assert.equal(stream.closed, true);
+    assert.equal(FakeEventSource.instances[1].url, "/api/events?lastEventId=10", "not the response's seq: events in between would be missed");
+    client.close();
+  });
+
+  test("an answer after a wait leaves an open stream alone", async () => {
+    const server = resumedServer();
+    let down = true;
+    flakyCounter(server, () => down);
+    const timing = manualSleep();
+    const client = makeClient(server, { sleep: timing.sleep });
+    await client.start();
+    FakeEventSource.instances[0].emit("open", null);
+    const sent = client.sendAction("counters", "increment", 1);
+    await settle();
+    down = false;
+    await timing.release();
+    await sent;
+    assert.equal(FakeEventSource.instances.length, 1);
+    client.close();
+  });
+
   test("a waiting action whose session turns out lost is refused, and so are those behind it", async () => {
     const server = resumedServer();
     let down = true;
