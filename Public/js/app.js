@@ -102,6 +102,7 @@ function showStatus() {
     state = "reconnecting";
     text = "Reconnecting…";
   }
+  connectionElement.dataset.outbox = String(outboxState.pending); // actions not yet answered (tests wait on it)
   const previous = connectionElement.dataset.state ?? "open";
   if (previous === state && connectionElement.textContent === text) return;
   connectionElement.dataset.state = state;
