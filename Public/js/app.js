@@ -74,6 +74,49 @@ function reportError(error) {
   notify(describeError(error), "error");
 }
 
+// MARK: connection status
+
+/** The event stream's state, and the actions not yet answered (client.js: `connection`, `outbox`). */
+let streamState = "open";
+let outboxState = { pending: 0, waiting: 0, error: null };
+
+function waitingText({ pending, error }) {
+  const reason =
+    error?.code === "network_error" ? "it cannot be reached" : error?.code === "store_unavailable" ? "it cannot save changes right now" : "it is busy or restarting";
+  const changes = pending === 1 ? "1 change to send" : `${pending} changes to send`;
+  return `Waiting for the server… (${reason}; ${changes})`;
+}
+
+/**
+ * The status line in the header (a polite live region, always in the page so that what it
+ * says is read out): pending while an action waits for the server, reconnecting while the
+ * stream is down, empty otherwise.
+ */
+function showStatus() {
+  let state = "open";
+  let text = "";
+  if (outboxState.waiting > 0) {
+    state = "pending";
+    text = waitingText(outboxState);
+  } else if (streamState !== "open") {
+    state = "reconnecting";
+    text = "Reconnecting…";
+  }
+  connectionElement.dataset.outbox = String(outboxState.pending); // actions not yet answered (tests wait on it)
+  const previous = connectionElement.dataset.state ?? "open";
+  if (previous === state && connectionElement.textContent === text) return;
+  connectionElement.dataset.state = state;
+  connectionElement.textContent = text;
+  if (previous === "pending" && state !== "pending" && outboxState.pending === 0) announce("Connected to the server again.");
+}
+
+/** Marks a control whose action waits for the server (`data-pending`, styled and kept busy). */
+function markPending(element, waiting) {
+  if (!element) return;
+  if (waiting) element.setAttribute("data-pending", "true");
+  else element.removeAttribute("data-pending");
+}
+
 // MARK: rendering
 
 function templateFor(unit) {
@@ -103,7 +146,7 @@ async function showTop({ focus = false } = {}) {
     view?.destroy();
     view = new PageView(pageElement, page, {
       template: templateFor(unit),
-      onAction: (name, value) => runAction(unit, name, value),
+      onAction: (name, value, element) => runAction(unit, name, value, element),
       announce,
       onError: (error) => notify(error.message, "error"),
     });
@@ -127,10 +170,13 @@ function setBusy(busy) {
   pageElement.setAttribute("aria-busy", busy ? "true" : "false");
 }
 
-async function runAction(unit, name, value) {
+async function runAction(unit, name, value, element) {
   try {
-    return await client.sendAction(unit, name, value);
+    return await client.sendAction(unit, name, value, { onWaiting: (waiting) => markPending(element, waiting) });
   } catch (error) {
+    if (error instanceof ProtocolError && error.code === "unknown_session") {
+      notify("Your session expired; a new one was started. Your last change was not saved.");
+    }
     reportError(error);
     throw error;
   }
@@ -161,9 +207,15 @@ client.on("recovered", () => notify("Your session expired; a new one was started
 client.on("navigationerror", ({ error }) => notify(describeError(error), "error"));
 client.on("error", ({ error, context }) => console.warn(`MVVMR: ${context}`, error));
 client.on("connection", ({ state }) => {
-  connectionElement.hidden = state === "open";
-  connectionElement.textContent = state === "open" ? "" : "Reconnecting…";
+  streamState = state;
+  showStatus();
 });
+client.on("outbox", (state) => {
+  outboxState = state;
+  showStatus();
+});
+// The browser thinks the network is back: a waiting action need not sit out its backoff.
+window.addEventListener("online", () => client.retryNow());
 
 // MARK: history
 
@@ -227,7 +279,7 @@ window.addEventListener("popstate", async (event) => {
 backButton.addEventListener("click", async () => {
   backButton.disabled = true;
   try {
-    await client.back();
+    await client.back({ onWaiting: (waiting) => markPending(backButton, waiting) });
   } catch (error) {
     reportError(error);
   } finally {

@@ -31,8 +31,58 @@ export class ProtocolError extends Error {
  * @typedef {{stack: string[], presented: string|null}} Navigation
  */
 
-/** Statuses after which an action is retried with the same Idempotency-Key. */
-const RETRYABLE = new Set([429, 502, 503, 504]);
+/**
+ * Statuses that say the server, or the store that keeps its sessions, is unavailable for now
+ * (`store_unavailable`, `draining`, `overloaded`, a proxy's 502/504): the request was not
+ * applied ("a failed request changes nothing"), so it is sent again until it is answered.
+ */
+const UNAVAILABLE = new Set([502, 503, 504]);
+
+/** 429: a live server's "not now"; retried `maxRetries` times, then reported. */
+const THROTTLED = 429;
+
+/**
+ * Whether an error means "try again later" rather than an answer: the server could not be
+ * reached, or it (or its store) is unavailable.
+ * @param {unknown} error
+ * @returns {boolean}
+ */
+export function isUnavailable(error) {
+  return error instanceof ProtocolError && (error.code === "network_error" || UNAVAILABLE.has(error.status));
+}
+
+/**
+ * Reads a `Retry-After` header: delay-seconds or an HTTP date.
+ * @param {string|null|undefined} text
+ * @param {number} [now] the current time in ms
+ * @returns {number|null} seconds, or null when absent or unreadable
+ */
+export function parseRetryAfter(text, now = Date.now()) {
+  if (typeof text !== "string" || !text.trim()) return null;
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? null : Math.max(0, (date - now) / 1000);
+}
+
+/**
+ * The wait before retry number `attempt` (0 for the first retry): what the server's
+ * `Retry-After` asked for, else an exponential backoff from `base` up to `max`.
+ * @param {number} attempt
+ * @param {{retryAfter?: number|null}|null} error the failure being retried
+ * @param {{base?: number, max?: number, maxRetryAfter?: number}} [limits] in ms
+ * @returns {number} ms
+ */
+export function retryDelay(attempt, error, { base = 250, max = 4000, maxRetryAfter = 60_000 } = {}) {
+  const retryAfter = error?.retryAfter;
+  if (typeof retryAfter === "number" && Number.isFinite(retryAfter)) return Math.max(100, Math.min(maxRetryAfter, retryAfter * 1000));
+  return Math.min(max, base * 2 ** Math.min(attempt, 30));
+}
+
+/** The failure of an outbox entry whose session was lost and replaced before it was answered. */
+function lostSessionError() {
+  return new ProtocolError("unknown_session", "The session this was made in was lost; it was not sent to the new one.", { status: 404 });
+}
 
 function defaultRandomKey() {
   if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
@@ -52,6 +102,13 @@ function defaultRandomKey() {
  * - `navigationerror` `{error, unit}`: an action was applied but the navigation it caused failed
  * - `error` `{error, context}`: something failed that no caller awaited
  * - `connection` `{state}`: `open`, `reconnecting`, `closed`
+ * - `outbox` `{pending, waiting, error}`: actions and navigations not yet answered (`pending`),
+ *   how many of them wait for an unavailable server (`waiting`: 0 or 1, since they go one at a
+ *   time) and the failure they wait out
+ *
+ * Actions and navigations go out one at a time, in the order they were made. One the server
+ * could not take (unreachable, 502/503/504) is not dropped: it waits, with its
+ * Idempotency-Key, and is sent again with backoff until it is answered.
  */
 export class MvvmrClient {
   /**
@@ -61,10 +118,12 @@ export class MvvmrClient {
    * @param {string} [options.baseURL] prefix for every path, `""` for same origin
    * @param {() => string} [options.randomKey] makes Idempotency-Keys
    * @param {(ms: number) => Promise<void>} [options.sleep] waits between retries
-   * @param {number} [options.maxRetries] retries of an action after a network error or 429/502/503/504
+   * @param {number} [options.maxRetries] retries of an action answered 429; an unavailable server
+   *   (network error, 502/503/504) is retried until it answers
+   * @param {{base?: number, max?: number, maxRetryAfter?: number}} [options.backoff] retry waits, ms
    * @param {number} [options.reconnectDelay] ms before reopening a stream the browser gave up on
    */
-  constructor({ fetch, createEventSource = null, baseURL = "", randomKey = defaultRandomKey, sleep, maxRetries = 3, reconnectDelay = 2000 }) {
+  constructor({ fetch, createEventSource = null, baseURL = "", randomKey = defaultRandomKey, sleep, maxRetries = 3, backoff = {}, reconnectDelay = 2000 }) {
     if (typeof fetch !== "function") throw new TypeError("MvvmrClient needs a fetch function");
     this.fetchFunction = fetch;
     this.createEventSource = createEventSource;
@@ -72,6 +131,7 @@ export class MvvmrClient {
     this.randomKey = randomKey;
     this.sleep = sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.maxRetries = maxRetries;
+    this.backoff = backoff;
     this.reconnectDelay = reconnectDelay;
     /** @type {string|null} */ this.session = null;
     /** @type {number} the id of the latest session event this client knows of */
@@ -79,9 +139,17 @@ export class MvvmrClient {
     /** @type {Map<string, Page>} */ this.pages = new Map();
     /** @type {Navigation} */ this.navigation = { stack: [], presented: null };
     /** @type {EventSource|null} */ this.events = null;
+    /** The stream's last reported state (`connection` event): `open`, `reconnecting` or `closed`. */
+    this.streamState = "open";
     this.listeners = new Map();
     this.resyncs = new Map();
-    this.actionQueues = new Map();
+    /** Actions and navigations not yet answered, in order; the first is the one being sent. */
+    this.outbox = [];
+    this.outboxTail = Promise.resolve();
+    /** Ends the retry waits early (the stream reopened, the browser came online). */
+    this.wakers = new Set();
+    /** +1 for every session this client opens: an outbox entry belongs to the one it was made in. */
+    this.generation = 0;
     this.recovery = null;
     this.closed = false;
   }
@@ -161,7 +229,7 @@ export class MvvmrClient {
         status: response.status,
         details: error.details ?? null,
       });
-      problem.retryAfter = Number(response.headers?.get?.("Retry-After")) || null;
+      problem.retryAfter = parseRetryAfter(response.headers?.get?.("Retry-After"));
       throw problem;
     }
     return { status: response.status, body: parsed };
@@ -225,6 +293,7 @@ export class MvvmrClient {
   async createSession(unit) {
     const { body } = await this.request("POST", "/api/sessions", { body: unit ? { unit } : {} });
     this.session = body.session ?? null;
+    this.generation += 1;
     this.pages.clear();
     this.navigation = { stack: [], presented: null };
     if (body.page) {
@@ -233,7 +302,8 @@ export class MvvmrClient {
     }
     const navigation = body.navigation ?? body.page?.navigation ?? { stack: body.page ? [body.page.unit] : [], presented: null };
     this.setNavigation({ type: "root", ...navigation }, "session");
-    if (unit && this.topUnit !== unit) await this.open(unit);
+    // Not through the outbox: a recovery may run inside one of its entries.
+    if (unit && this.topUnit !== unit) await this.postNavigation({ type: "open", unit });
   }
 
   /**
@@ -265,10 +335,11 @@ export class MvvmrClient {
     this.session = null;
   }
 
-  /** Closes the event stream for good (no reconnects). */
+  /** Closes the event stream for good (no reconnects); actions waiting for the server give up. */
   close() {
     this.closed = true;
     this.disconnect();
+    this.retryNow();
   }
 
   // MARK: pages
@@ -411,70 +482,186 @@ export class MvvmrClient {
 
   /**
    * Asks the server to navigate: `back` pops the top page, `open` pops back to a unit
-   * on the stack or pushes it (for browser back buttons and deep links).
+   * on the stack or pushes it (for browser back buttons and deep links). It goes out after
+   * the actions made before it and, like them, waits out an unavailable server: `open` is
+   * sent again as it is (opening the unit on top changes nothing), `back` after a network
+   * error only once `GET /api/session` shows the first one did not pop the stack.
    * @param {{type: "back"} | {type: "open", unit: string}} request
+   * @param {{onWaiting?: (waiting: boolean) => void}} [options] told when it starts and stops waiting for the server
    * @returns {Promise<any>} the response body
    */
-  async navigate(request) {
-    const { body } = await this.call("POST", "/api/navigation", { body: request });
-    this.receiveResponse(body, null);
-    return body;
+  navigate(request, { onWaiting } = {}) {
+    return this.enqueue({ kind: "navigation", request, onWaiting }, (entry) => this.deliverNavigation(entry));
   }
 
   /** `navigate({type: "back"})`. */
-  back() {
-    return this.navigate({ type: "back" });
+  back(options) {
+    return this.navigate({ type: "back" }, options);
   }
 
   /**
    * `navigate({type: "open", unit})`.
    * @param {string} unit
    */
-  open(unit) {
-    return this.navigate({ type: "open", unit });
+  open(unit, options) {
+    return this.navigate({ type: "open", unit }, options);
+  }
+
+  /** Sends one navigation request now and takes in its response. */
+  async postNavigation(request) {
+    const { body } = await this.call("POST", "/api/navigation", { body: request });
+    this.receiveResponse(body, null);
+    return body;
+  }
+
+  async deliverNavigation(entry) {
+    const stackBefore = [...this.navigation.stack];
+    let uncertain = false;
+    return this.withRetries(entry, async () => {
+      if (uncertain && entry.request.type === "back") {
+        // The last attempt may have reached the server before the connection broke, and
+        // a second back would pop another page: look first.
+        const { body } = await this.call("GET", "/api/session");
+        const stack = body?.navigation?.stack ?? [];
+        if (stack.length !== stackBefore.length || stack.some((unit, index) => unit !== stackBefore[index])) {
+          this.adoptSession(body);
+          return { seq: body.seq, patch: [], unit: this.topUnit, navigation: body.navigation };
+        }
+      }
+      try {
+        return await this.postNavigation(entry.request);
+      } catch (error) {
+        uncertain = error instanceof ProtocolError && error.code === "network_error";
+        throw error;
+      }
+    });
   }
 
   // MARK: actions
 
   /**
-   * Sends an action to a page. Actions of one page are sent one after another, each
-   * naming the rev held when it leaves. Each call is one logical action with its own
-   * random Idempotency-Key; retries (network errors, 429/502/503/504) reuse the key and
-   * the exact body, so the server delivers the action at most once.
+   * Sends an action to a page. Actions (and navigations) go out one after another, in the
+   * order they were made, each naming the rev held when it leaves. Each call is one logical
+   * action with its own random Idempotency-Key; retries reuse the key and the exact body, so
+   * the server delivers the action at most once. While the server is unreachable or answers
+   * 502/503/504 the action waits and is retried (backoff, `Retry-After`, and at once when the
+   * stream reopens) until it gets an answer; a 429 is retried `maxRetries` times.
    * @param {string} unit
    * @param {string} action the action name, e.g. `increment` or `quote.shuffle`
    * @param {unknown} [value] the action's value (`null` for `none`)
+   * @param {{onWaiting?: (waiting: boolean) => void}} [options] told when it starts and stops waiting for the server
    * @returns {Promise<any>} the response body
    */
-  sendAction(unit, action, value = null) {
-    const previous = this.actionQueues.get(unit) ?? Promise.resolve();
-    const run = previous.catch(() => {}).then(() => this.deliverAction(unit, action, value));
-    const tail = run.catch(() => {});
-    this.actionQueues.set(unit, tail);
-    tail.then(() => {
-      if (this.actionQueues.get(unit) === tail) this.actionQueues.delete(unit);
-    });
-    return run;
+  sendAction(unit, action, value = null, { onWaiting } = {}) {
+    return this.enqueue({ kind: "action", unit, action, value, onWaiting }, (entry) => this.deliverAction(entry));
   }
 
-  async deliverAction(unit, action, value) {
+  async deliverAction(entry) {
+    const { unit, action, value } = entry;
     const page = this.pages.get(unit);
     const requestBody = { action, value: value === undefined ? null : value };
     if (page) requestBody.rev = page.rev;
     const key = this.randomKey();
     const path = `/api/pages/${encodeURIComponent(unit)}/actions`;
-    for (let attempt = 0; ; attempt += 1) {
+    return this.withRetries(entry, async () => {
+      const { body } = await this.call("POST", path, { body: requestBody, headers: { "Idempotency-Key": key } });
+      this.receiveResponse(body, requestBody.rev ?? null);
+      return body;
+    });
+  }
+
+  // MARK: outbox
+
+  /**
+   * Puts an entry at the end of the outbox; it is delivered when those before it are answered.
+   * @returns {Promise<any>} what `deliver` returns
+   */
+  enqueue(entry, deliver) {
+    entry.generation = this.generation;
+    entry.waiting = false;
+    entry.error = null;
+    this.outbox.push(entry);
+    this.emitOutbox();
+    const run = this.outboxTail
+      .then(() => {
+        if (entry.generation !== this.generation) throw lostSessionError();
+        return deliver(entry);
+      })
+      .finally(() => {
+        this.outbox.splice(this.outbox.indexOf(entry), 1);
+        if (entry.waiting) this.setWaiting(entry, false, null);
+        else this.emitOutbox();
+      });
+    this.outboxTail = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Runs `attempt` until it is answered: an unavailable server is waited out (the entry is
+   * marked waiting meanwhile), a 429 retried `maxRetries` times, anything else thrown.
+   */
+  async withRetries(entry, attempt) {
+    let throttled = 0;
+    for (let retry = 0; ; retry += 1) {
       try {
-        const { body } = await this.call("POST", path, { body: requestBody, headers: { "Idempotency-Key": key } });
-        this.receiveResponse(body, requestBody.rev ?? null);
-        return body;
+        const result = await attempt();
+        if (entry.waiting) {
+          this.setWaiting(entry, false, null);
+          // The server answers again: reopen a broken stream now rather than at its next try.
+          if (this.streamState !== "open" && !this.closed) this.connect();
+        }
+        return result;
       } catch (error) {
-        const retryable = error instanceof ProtocolError && (error.code === "network_error" || RETRYABLE.has(error.status));
-        if (!retryable || attempt >= this.maxRetries) throw error;
-        const delay = Math.min(10_000, error.retryAfter ? error.retryAfter * 1000 : 300 * 2 ** attempt);
-        await this.sleep(delay);
+        if (this.closed) throw error;
+        if (isUnavailable(error)) {
+          this.setWaiting(entry, true, error);
+        } else if (error instanceof ProtocolError && error.status === THROTTLED && throttled < this.maxRetries) {
+          throttled += 1;
+        } else {
+          throw error;
+        }
+        await this.waitBeforeRetry(retryDelay(retry, error, this.backoff));
+        if (this.closed) throw error;
+        if (entry.generation !== this.generation) throw lostSessionError();
       }
     }
+  }
+
+  setWaiting(entry, waiting, error) {
+    const changed = entry.waiting !== waiting || entry.error?.code !== error?.code;
+    entry.waiting = waiting;
+    entry.error = error;
+    if (!changed) return;
+    if (entry.onWaiting) {
+      try {
+        entry.onWaiting(waiting);
+      } catch (problem) {
+        this.emit("error", { error: problem, context: "onWaiting" });
+      }
+    }
+    this.emitOutbox();
+  }
+
+  emitOutbox() {
+    const waiting = this.outbox.filter((entry) => entry.waiting);
+    this.emit("outbox", { pending: this.outbox.length, waiting: waiting.length, error: waiting[0]?.error ?? null });
+  }
+
+  /** Waits `ms`, or less when {@link MvvmrClient#retryNow} is called meanwhile. */
+  waitBeforeRetry(ms) {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.wakers.delete(wake);
+        resolve();
+      };
+      this.wakers.add(wake);
+      this.sleep(ms).then(wake, wake);
+    });
+  }
+
+  /** Ends the current retry wait, so a waiting action is sent now (the server looks back). */
+  retryNow() {
+    for (const wake of [...this.wakers]) wake();
   }
 
   // MARK: server push
@@ -505,7 +692,9 @@ export class MvvmrClient {
     source.addEventListener("snapshot", guard((data) => this.onSnapshotEvent(data)));
     source.addEventListener("expired", guard(() => this.onExpired()));
     source.addEventListener("open", () => {
-      if (this.events === source) this.emit("connection", { state: "open" });
+      if (this.events !== source) return;
+      this.setStreamState("open");
+      this.retryNow(); // a server answers again: a waiting action need not sit out its backoff
     });
     source.addEventListener("error", () => this.onStreamError(source));
   }
@@ -518,6 +707,11 @@ export class MvvmrClient {
       source.close();
     }
     clearTimeout(this.reconnectTimer);
+  }
+
+  setStreamState(state) {
+    this.streamState = state;
+    this.emit("connection", { state });
   }
 
   noteEventId(id) {
@@ -548,10 +742,10 @@ export class MvvmrClient {
   onStreamError(source) {
     if (this.events !== source) return;
     if (source.readyState !== 2) {
-      this.emit("connection", { state: "reconnecting" });
+      this.setStreamState("reconnecting");
       return;
     }
-    this.emit("connection", { state: "closed" });
+    this.setStreamState("closed");
     this.events = null;
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(async () => {

@@ -235,12 +235,12 @@ describe("actions", () => {
     assert.equal(server.callsTo("POST", "/api/pages/counters/actions").length, 1);
   });
 
-  test("gives up after maxRetries", async () => {
+  test("a 429 gives up after maxRetries", async () => {
     const server = resumedServer();
-    server.route("POST", "/api/pages/counters/actions", () => ({ status: 503, body: errorBody("draining") }));
+    server.route("POST", "/api/pages/counters/actions", () => ({ status: 429, body: errorBody("rate_limited"), headers: { "Retry-After": "1" } }));
     const client = makeClient(server, { maxRetries: 2 });
     await client.start();
-    await assert.rejects(client.sendAction("counters", "loadMore"), (error) => error.code === "draining");
+    await assert.rejects(client.sendAction("counters", "loadMore"), (error) => error.code === "rate_limited");
     assert.equal(server.callsTo("POST", "/api/pages/counters/actions").length, 3);
   });
 
