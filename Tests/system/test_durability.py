@@ -453,6 +453,73 @@ def test_an_immutable_store_file_refuses_actions_keeps_reads_and_recovers(start_
         chattr("-i")
 
 
+def test_a_store_failing_again_and_again_under_concurrent_actions_keeps_exactly_what_it_acknowledged(
+        start_server, store_directory):
+    settings = store_settings(store_directory)
+    server = start_server(settings)
+    database = os.path.join(store_directory, "sessions.sqlite")
+    files = [database, database + "-wal"]  # not the -shm: see the test above
+    sessions = [server.new_session({"unit": "counters"})["session"] for _ in range(4)]
+    answers = []  # (session, row, key, status, code)
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def client(number):
+        connection = KeepAliveClient(server.port)
+        sent = 0
+        while not stop.is_set():
+            session = sessions[(number + sent) % len(sessions)]
+            row = 1 + (number * 3 + sent) % 10
+            key = uuid.uuid4().hex
+            sent += 1
+            status, _, body = connection.post(
+                "/api/pages/counters/actions", {"action": "increment", "value": row}, session, key=key)
+            with lock:
+                answers.append((session, row, key, status, body.get("error", {}).get("code")))
+
+    def chattr(flag):
+        for path in files:
+            subprocess.run(["chattr", flag, path], check=True, capture_output=True)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        clients = [pool.submit(client, number) for number in range(8)]
+        try:
+            for _ in range(10):
+                time.sleep(0.1)
+                chattr("+i")
+                time.sleep(0.1)
+                chattr("-i")
+        finally:
+            chattr("-i")
+            stop.set()
+        for done in clients:
+            done.result()
+    outcomes = collections.Counter((status, code) for _, _, _, status, code in answers)
+    # Requests that raced a failure get the refusal too, not what the dropped session's released pages say.
+    assert set(outcomes) == {(200, None), (503, "store_unavailable")}, outcomes
+    acknowledged = collections.defaultdict(list)
+    for session, row, _, status, _ in answers:
+        if status == 200:
+            acknowledged[session].append(row)
+    # Nothing refused was kept: sent again with its key, each applies now, for the first time.
+    for session, row, key, status, _ in answers:
+        if status != 200:
+            again = server.act(session, "counters", "increment", row, headers={"Idempotency-Key": key})
+            assert again.status == 200 and again.header("Idempotent-Replayed") is None, again
+            acknowledged[session].append(row)
+
+    def assert_acknowledged(server):
+        for session in sessions:
+            page = server.request("GET", "/api/pages/counters", session=session).json()
+            assert counts(page["view"]) == expected_counts(acknowledged[session])
+            assert page["rev"] == len(acknowledged[session])
+
+    assert_acknowledged(server)
+    server.process.kill()
+    server.process.wait(timeout=10)
+    assert_acknowledged(start_server(settings, port=server.port))
+
+
 # MARK: - 3. A restore repeats no async work
 
 
