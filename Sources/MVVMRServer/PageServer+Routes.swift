@@ -332,6 +332,7 @@ extension PageServer {
                 headers: [sessionCookie(session.identifier, for: request)])
         }
         let session = try self.session(identifiedBy: identifier)
+        ack.uses(session)
         let read: PageRead
         do throws(PageError) {
             read = try session.pages.read(name, parameters: parameters)
@@ -350,6 +351,7 @@ extension PageServer {
         try requireAllowedOrigin(request)
         let key = try idempotencyKey(request)
         let session = try session(for: request)
+        ack.uses(session)
         let body = try parseJSONBody(request, allowEmpty: false)
         let fields: ActionRequestFields
         do throws(RequestFieldError) {
@@ -464,6 +466,7 @@ extension PageServer {
     private func navigationResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let session = try session(for: request)
+        ack.uses(session)
         let body = try parseJSONBody(request, allowEmpty: false)
         guard case .object(let fields) = body, case .string(let type)? = fields["type"] else {
             throw .invalidRequest("The body must be {\"type\": \"back\"} or {\"type\": \"open\", \"unit\": name}.")
@@ -601,5 +604,13 @@ final class Acknowledgement {
     func after(_ session: ServerSession, input: Int?) {
         self.session = session
         inputNumber = input
+    }
+
+    /// The request works on `session`: even when it fails, its answer is 503 `store_unavailable` if the store
+    /// failed the session meanwhile. (A request that found the session healthy and acted on it after a store
+    /// failure had it dropped, its pages released, would otherwise get whatever the released pages say, such as
+    /// `409 page_not_bound`, while the session restored from the store has the page.)
+    func uses(_ session: ServerSession) {
+        self.session = session
     }
 }

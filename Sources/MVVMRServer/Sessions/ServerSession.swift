@@ -132,7 +132,17 @@ final class ServerSession: Sendable {
             // Inside the page session's lock, in input order: queue the record, hold its events until it is stored.
             guard let self else { return }
             let number = record.number
-            self.streamState.withLock { $0.unconfirmed.append((number, events)) }
+            let accepted = self.streamState.withLock { state -> Bool in
+                // A spoiled session is ahead of its log and is being restored from it: none of its later records may
+                // reach the store, where one could follow a record of the restored session and pass the number fence
+                // (the request is answered 503 anyway). One that passes this check is queued under the page
+                // session's lock, which the restore waits for (``expire(reason:)``), so it is queued before any
+                // record of the restored session.
+                guard state.storeFailure == nil else { return false }
+                state.unconfirmed.append((number, events))
+                return true
+            }
+            guard accepted else { return }
             store.append(
                 StoredRecord(session: identifier, number: number, body: record.json.jsonBytes),
                 lastActive: SystemTime.secondsSince1970()

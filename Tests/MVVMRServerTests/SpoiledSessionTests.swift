@@ -1,0 +1,103 @@
+import JSONPatch
+import Locking
+import MVVMR
+import Testing
+
+@testable import MVVMRServer
+
+/// A page whose `text` action's value is shown at `/text`.
+private struct NoteInput {
+    let text: Signal<String>
+}
+
+private struct NoteOutput {
+    let text: Driver<String>
+}
+
+private struct NoteView: View {
+    func input(from actions: Actions) -> NoteInput {
+        NoteInput(text: actions.signal("text", of: String.self))
+    }
+
+    func bind(_ output: NoteOutput, to page: Page) {
+        page.bind(output.text, at: "/text")
+    }
+}
+
+private final class NoteViewModel: ViewModel {
+    init(context: UnitContext) throws {}
+
+    func transform(_ input: NoteInput) -> NoteOutput {
+        NoteOutput(text: input.text.asDriver(startingWith: ""))
+    }
+}
+
+extension UnitCase {
+    fileprivate static let note = UnitCase("note", view: NoteView.self, viewModel: NoteViewModel.self)
+}
+
+/// A store that holds every append until the test completes it, and keeps the records it was given.
+private final class HeldAppendsStore: SessionStore {
+    typealias Completion = @Sendable (Result<Void, SessionStoreError>) -> Void
+
+    private let held = Locked<[(record: StoredRecord, completion: Completion)]>([])
+    private let backing = MemorySessionStore()
+
+    var durability: SessionDurability { .process }
+
+    /// The numbers of every record appended so far, completed or not.
+    var appendedNumbers: [Int] { held.withLock { $0.map(\.record.number) } }
+
+    func append(
+        _ record: StoredRecord, lastActive: Int64, completion: @escaping Completion
+    ) {
+        held.withLock { $0.append((record, completion)) }
+    }
+
+    /// Completes the append of record `number` with `outcome`.
+    func complete(_ number: Int, with outcome: Result<Void, SessionStoreError>) {
+        let completion = held.withLock { held in held.first { $0.record.number == number }?.completion }
+        completion?(outcome)
+    }
+
+    func load(_ session: String) throws(SessionStoreError) -> StoredSession? { try backing.load(session) }
+    func saveSnapshot(_ snapshot: StoredSnapshot, of session: String) throws(SessionStoreError) {
+        try backing.saveSnapshot(snapshot, of: session)
+    }
+    func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError) {
+        try backing.removeRecords(numbers, of: session)
+    }
+    func touch(_ session: String, at time: Int64) throws(SessionStoreError) { try backing.touch(session, at: time) }
+    func delete(_ session: String) throws(SessionStoreError) { try backing.delete(session) }
+    func sessions(lastActiveBefore time: Int64, limit: Int) throws(SessionStoreError) -> [String] {
+        try backing.sessions(lastActiveBefore: time, limit: limit)
+    }
+    func sessionCount() throws(SessionStoreError) -> Int { try backing.sessionCount() }
+    func flush() {}
+    func close() {}
+}
+
+/// A session whose append failed is spoiled: it is ahead of its log, and the server restores it from the store.
+@Suite struct SpoiledSessionTests {
+    @Test func aSpoiledSessionAppendsNoMoreRecordsAndAnswersNothingAsStored() throws {
+        let store = HeldAppendsStore()
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: UnitRegistry(root: .note, units: [.note]),
+            services: Services(), store: store)
+        try session.pages.start()
+        store.complete(1, with: .success(()))
+        try session.pages.perform("text", value: "kept in memory only", on: "note")
+        store.complete(2, with: .failure(SessionStoreError(.unavailable, "the disk is full")))
+        #expect(session.isSpoiled)
+
+        // A request that found the session before it was spoiled acts on it now: its input stays out of the
+        // store (the restored session's own records take those numbers), and its answer is a refusal.
+        let late = try session.pages.perform("text", value: "never stored", on: "note")
+        #expect(late.inputNumber == 3)
+        #expect(store.appendedNumbers == [1, 2])
+        guard case .failed = session.durability(of: late.inputNumber, notify: { _ in }) else {
+            Issue.record("the late input counts as stored")
+            return
+        }
+    }
+}
