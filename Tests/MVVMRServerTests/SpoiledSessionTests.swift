@@ -44,6 +44,7 @@ private final class HeldAppendsStore: SessionStore {
     private let backing = MemorySessionStore()
 
     var durability: SessionDurability { .process }
+    var keepsSessions: Bool { true }
 
     /// The numbers of every record appended so far, completed or not.
     var appendedNumbers: [Int] { held.withLock { $0.map(\.record.number) } }
