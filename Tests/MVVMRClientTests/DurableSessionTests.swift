@@ -343,6 +343,44 @@ extension UnitCase {
     }
 }
 
+@Suite(.serialized) struct DivergenceBesideOtherPagesTests {
+    /// Only the page whose code changed comes back fresh: another page of the session keeps every acknowledged
+    /// action, and no revision or event number goes back (a skipped record's numbers still count).
+    @Test func theOtherPagesOfTheSessionKeepTheirStateAndNumbers() async throws {
+        let file = ScratchStoreFile()
+        var server = try TestServer(store: try file.open(), units: [.tallyByOne, .counter], root: .tallyByOne)
+        let port = server.port
+        let created = try await exchange("POST", "/api/sessions", port: port, body: [:])
+        let session = try #require(created.body["session"]?.stringValue)
+        _ = try await exchange("POST", "/api/pages/tally/actions", port: port, session: session, body: ["action": "increment"])
+        _ = try await exchange("GET", "/api/pages/counter", port: port, session: session)
+        var last = JSONValue.null
+        for _ in 0..<3 {
+            last = try await exchange("POST", "/api/pages/counter/actions", port: port, session: session, body: ["action": "increment"]).body
+        }
+        _ = try await exchange("POST", "/api/pages/tally/actions", port: port, session: session, body: ["action": "increment"])
+        let counterBefore = try await exchange("GET", "/api/pages/counter", port: port, session: session)
+        #expect(counterBefore.body["view"] == ["count": 3])
+        server.stop()
+
+        server = try TestServer(port: port, store: try file.open(), units: [.tallyByTen, .counter], root: .tallyByTen)
+        defer { server.stop() }
+        let counterAfter = try await exchange("GET", "/api/pages/counter", port: port, session: session)
+        #expect(counterAfter.body["view"] == ["count": 3])
+        #expect(counterAfter.body["rev"] == counterBefore.body["rev"])
+        #expect((counterAfter.body["seq"]?.intValue ?? 0) >= (counterBefore.body["seq"]?.intValue ?? .max))
+        let next = try await exchange(
+            "POST", "/api/pages/counter/actions", port: port, session: session,
+            body: ["action": "increment", "rev": last["rev"] ?? .null])
+        #expect(next.status == 200)
+        #expect(next.body["rev"]?.intValue == (last["rev"]?.intValue ?? -1) + 1)
+        let tally = try await exchange("GET", "/api/pages/tally", port: port, session: session)
+        #expect(tally.body["view"] == ["count": 0])
+        let metrics = String(decoding: try await exchange("GET", "/metrics", port: port).raw, as: UTF8.self)
+        #expect(metrics.contains("mvvmr_session_divergences_total 1"))
+    }
+}
+
 @Suite(.serialized) struct PageRecordCapTests {
     @Test func aPageWhoseLogPassedTheCapIsBoundFreshOnRestoreAndItsRecordsLeaveTheStore() async throws {
         let file = ScratchStoreFile()
