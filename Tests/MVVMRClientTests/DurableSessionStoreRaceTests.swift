@@ -6,8 +6,8 @@ import MVVMRServer
 import Testing
 
 // Many clients act on many sessions at once against the SQLite store, with event streams open: every answer
-// waits for its group commit, every event goes out after it, in order. Named `…ConcurrencyTests` so that CI
-// runs it under ThreadSanitizer (raw sockets on threads of their own: no URLSession there).
+// waits for its group commit, every event goes out after it, in order. Named `…StoreRaceTests` so that CI
+// runs it under ThreadSanitizer (raw sockets on threads of their own: no URLSession there), in the run of the store tests.
 
 /// One blocking HTTP/1.1 exchange on a fresh connection (`Connection: close`): the status and the body.
 private func rawExchange(port: Int, _ method: String, _ path: String, session: String?, body: String?) throws -> (Int, String) {
@@ -32,7 +32,7 @@ private func rawExchange(port: Int, _ method: String, _ path: String, session: S
     return (status, String(text[headEnd.upperBound...]))
 }
 
-@Suite(.serialized) struct DurableSessionConcurrencyTests {
+@Suite(.serialized) struct DurableSessionStoreRaceTests {
     @Test func concurrentActionsOnManySessionsAreAllStoredAnsweredAndReplayed() async throws {
         let file = ScratchStoreFile()
         var server = try TestServer(store: try file.open(), units: [.counter], root: .counter)
