@@ -13,6 +13,7 @@ The quick mode (what CI runs) fails (exit 1) when a ratio falls below its floor 
 request's instructions exceed its budget in Benchmarks/budgets.json by more than its tolerance.
 """
 import argparse
+import atexit
 import contextlib
 import datetime
 import functools
@@ -21,6 +22,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -281,11 +283,50 @@ def section_listener(quick):
     return "listener", "MicroHTTP vs raw libmicrohttpd (C)", method, table, ratio
 
 
+# Session stores. The demo keeps every session's inputs in SESSION_STORE, by default the SQLite file
+# data/sessions.sqlite under its working directory. The harness never uses that file: every demo server it starts gets
+# a store of its own, a fresh SQLite file (process durability, as the demo ships) in a directory of this run's under
+# the system's temporary directory (the same disk as the worktree here), removed when the harness exits. So no run
+# writes into the worktree, and no server finds sessions of an earlier one. Sections that compare stores name them.
+_STORE_ROOT = []
+
+
+def store_directory():
+    """This run's directory for session stores (made on first use, removed at exit)."""
+    if not _STORE_ROOT:
+        _STORE_ROOT.append(tempfile.mkdtemp(prefix="mvvmr-bench-stores-"))
+        atexit.register(shutil.rmtree, _STORE_ROOT[0], True)
+    return _STORE_ROOT[0]
+
+
+def fresh_sqlite_path(name):
+    """A path for a new SQLite store file named after `name`, in this run's store directory (no file there yet)."""
+    directory = store_directory()
+    for index in range(1, 1_000_000):
+        path = os.path.join(directory, f"{name}-{index}.sqlite")
+        if not os.path.exists(path):
+            open(path, "w").close()  # reserves the name; SQLite takes an empty file as a new database
+            return path
+    raise RuntimeError("no free store file name")
+
+
+def sqlite_store(path, durability="process"):
+    """The environment that points a demo server at the SQLite store file `path`."""
+    return {"SESSION_STORE": f"sqlite:{path}", "SESSION_DURABILITY": durability}
+
+
+MEMORY_STORE = {"SESSION_STORE": "memory"}
+
+
 def demo_command(port, extra_env=None):
-    """The release demo server on `port`, logging only errors (a log line per request would be measured too)."""
+    """The release demo server on `port`, logging only errors (a log line per request would be measured too).
+
+    Its session store is a fresh SQLite file (process durability) unless `extra_env` names one (SESSION_STORE)."""
     binary = build_swift("mvvmr-demo")
     environment = {"PORT": str(port), "HOST": "127.0.0.1", "LOG_LEVEL": "error", "DATA_DIR": os.path.join(ROOT, "Data"),
                    "PUBLIC_DIR": os.path.join(ROOT, "Public")}
+    if "SESSION_STORE" not in (extra_env or {}):
+        environment.update(sqlite_store(fresh_sqlite_path("demo")))
     environment.update(extra_env or {})
     return ["env", *[f"{key}={value}" for key, value in environment.items()], binary]
 
@@ -363,34 +404,72 @@ end
 """
 
 
-def section_action(quick):
-    """POST /api/pages/counters/actions (increment a row) spread over 256 sessions, against the C server's GET."""
-    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
+def action_contender(store_environment):
+    """The action load as a contender: a demo server on the store `store_environment()` returns (called once per
+    server start, so each server can get a fresh store), 256 counters sessions, and `wrk -s action.lua`."""
     os.makedirs(OUT, exist_ok=True)
     script = os.path.join(OUT, "action.lua")
     with open(script, "w") as output:
         output.write(ACTION_SCRIPT)
 
     @contextlib.contextmanager
-    def action():
+    def opened():
         port = free_port()
-        with Server(demo_command(port), port) as server:
-            sessions_file = os.path.join(OUT, "sessions.txt")
+        with Server(demo_command(port, store_environment()), port) as server:
+            sessions_file = os.path.join(OUT, f"sessions-{port}.txt")
             with open(sessions_file, "w") as output:
                 for _ in range(256):
                     _, created = http_json(port, "POST", "/api/sessions", {"unit": "counters"})
                     output.write(created["session"] + "\n")
             yield lambda seconds: wrk(f"http://127.0.0.1:{port}", seconds, script=script,
                                       script_arguments=[sessions_file], pid=server.process.pid)
+    return opened
 
+
+def section_action(quick):
+    """POST /api/pages/counters/actions (increment a row) spread over 256 sessions, against the C server's GET."""
+    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
+    action = action_contender(lambda: MEMORY_STORE)
     results = alternate_measured([("C (GET)", c_server()), ("MVVMR action", action)], rounds, seconds, quick)
     ratio = results["MVVMR action"][0] / results["C (GET)"][0]
     table = results_table(results, f"**Ratio action round trip / C GET: {ratio:.2f}** (target ≥ 0.6).")
     method = (f"`wrk -t2 -c64 -d{seconds}s --latency -s action.lua`, {rounds_description(rounds, quick)}. Each "
               "request increments one of ten rows of the counters page in one of 256 sessions, round-robin "
               "(parse the body, deliver the action in the session's lock, diff the written row, encode the "
-              "patch, push it to the session's event log). Reference: the C server's fixed GET.")
+              "patch, log the input, push it to the session's event log). The demo runs on the memory session store "
+              "(`SESSION_STORE=memory`), so that this is the session's own work; the SQLite store's cost is the "
+              "action-store section's. Reference: the C server's fixed GET.")
     return "action", "Action round trip: POST counters increment vs raw libmicrohttpd GET", method, table, ratio
+
+
+def section_action_store(quick):
+    """The action round trip with the SQLite store against the memory store, alternated in one run."""
+    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
+    contenders = [
+        ("memory store", action_contender(lambda: MEMORY_STORE)),
+        ("SQLite, process", action_contender(lambda: sqlite_store(fresh_sqlite_path("action-process"), "process"))),
+    ]
+    if not quick:  # reported, no target: the quick mode spends its seconds on the guarded ratio
+        contenders.append(
+            ("SQLite, machine", action_contender(lambda: sqlite_store(fresh_sqlite_path("action-machine"), "machine"))))
+    results = alternate_measured(contenders, rounds, seconds, quick)
+    ratio = results["SQLite, process"][0] / results["memory store"][0]
+    lines = [f"**Ratio SQLite (process durability) / memory store: {ratio:.2f}** (target ≥ 0.7)."]
+    if "SQLite, machine" in results:
+        machine = results["SQLite, machine"][0] / results["memory store"][0]
+        lines.append("")
+        lines.append(f"Ratio SQLite (machine durability, `fsync` at every commit) / memory store: {machine:.2f} "
+                     "(reported, no target).")
+    table = results_table(results, "\n".join(lines))
+    method = (f"The action section's load (`wrk -t2 -c64 -d{seconds}s --latency -s action.lua`: increments spread "
+              "round-robin over 256 counters sessions) against the release `mvvmr-demo` on each session store, "
+              f"{rounds_description(rounds, quick)}. Memory: `SESSION_STORE=memory` (an append completes at once). "
+              "SQLite: `SESSION_STORE=sqlite:PATH` with `SESSION_DURABILITY=process` (`synchronous=NORMAL` in WAL "
+              "mode: a commit is written to the operating system) or `machine` (`synchronous=FULL`: `fsync` of the "
+              "log at every commit); a fresh file per server, in a temporary directory on the same ext4 disk as the "
+              "worktree. Every answer waits until its input's record is committed; one writer thread commits "
+              "everything queued in one transaction (group commit), so the 64 connections' records share commits.")
+    return "action-store", "Action round trip: SQLite session store vs memory store", method, table, ratio
 
 
 def section_patch(quick):
@@ -924,22 +1003,8 @@ DEFAULT_TOLERANCE = 0.10    # a count may exceed its budget by this fraction
 FAR_BELOW = 0.25            # a count this much below its budget suggests recording the budgets again
 
 
-def callgrind_per_request(name, command, port, prepare):
-    """Instructions per request of the server `command` (listening on `port`), counted by valgrind's callgrind.
-
-    `prepare(connection)` gets an http.client connection to the server, does any setup (creating a session) and
-    returns `send()`, which sends one request on that connection, checks the answer and returns its body. After
-    CALLGRIND_WARMUP requests the counters are zeroed (`callgrind_control --zero`), CALLGRIND_REQUESTS requests are
-    sent on the same keep-alive connection, the counters are dumped (`callgrind_control --dump`), and the dump's
-    total (event Ir: instructions executed in user space by every thread of the server) is divided by the number of
-    requests. The client is another process, so only the server's instructions count. Returns (instructions per
-    request, the last response's body)."""
-    import http.client
-    directory = os.path.join(OUT, "callgrind")
-    os.makedirs(directory, exist_ok=True)
-    out_file = os.path.join(directory, f"{name}.out")
-    for stale in glob.glob(out_file + "*"):
-        os.remove(stale)
+def callgrind_environment():
+    """The environment of a server under callgrind (and of callgrind_control, which must see the same USER and HOST)."""
     # Swift seeds its hashing randomly per process; a fixed seed makes dictionary work repeatable. valgrind names the
     # pipes that callgrind_control reaches it by after the USER and HOST environment variables, so the server and
     # callgrind_control must see the same ones: the demo gets its address as a flag, never as HOST.
@@ -954,6 +1019,20 @@ def callgrind_per_request(name, command, port, prepare):
         "glibc.cpu.x86_rep_stosb_threshold=4294967295",
         "glibc.cpu.x86_rep_movsb_threshold=4294967295",
     ]))
+    return environment
+
+
+@contextlib.contextmanager
+def callgrind_server(name, command, port):
+    """Runs the server `command` (listening on `port`) under callgrind; yields `count(action)`, which zeroes the
+    counters, runs `action()`, dumps the counters and returns the instructions executed meanwhile (event Ir, user
+    space, every thread of the server). The client (`action`) is this process, so only the server's work counts."""
+    directory = os.path.join(OUT, "callgrind")
+    os.makedirs(directory, exist_ok=True)
+    out_file = os.path.join(directory, f"{name}.out")
+    for stale in glob.glob(out_file + "*"):
+        os.remove(stale)
+    environment = callgrind_environment()
     valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", *command]
 
     def control(action, pid):
@@ -962,34 +1041,62 @@ def callgrind_per_request(name, command, port, prepare):
         if answer.returncode != 0 or "OK" not in answer.stdout:
             raise RuntimeError(f"callgrind_control {action} {pid} failed: {answer.stdout}{answer.stderr}")
 
-    started = time.perf_counter()
+    def dumps():
+        return sorted((path for path in glob.glob(out_file + ".*") if path.rsplit(".", 1)[1].isdigit()),
+                      key=lambda path: int(path.rsplit(".", 1)[1]))
+
     with Server(valgrind, port, environment, start_timeout=60, stderr_path=os.path.join(directory, f"{name}.log"),
                 stop_timeout=30) as server:
+        def count(action):
+            before = dumps()
+            control("--zero", server.process.pid)
+            action()
+            control("--dump=measured", server.process.pid)
+            # callgrind_control can answer OK without reaching the process (see above), so insist on the dump.
+            new = [path for path in dumps() if path not in before]
+            if len(new) != 1:
+                raise RuntimeError(f"{name}: expected one new callgrind dump next to {out_file}, found {new}")
+            totals = {}
+            with open(new[0]) as dump:
+                for line in dump:
+                    if line.startswith(("summary:", "totals:")):
+                        key, value = line.split(":", 1)
+                        totals[key] = int(value.split()[0])
+            instructions = totals.get("summary", totals.get("totals"))
+            if instructions is None:
+                raise RuntimeError(f"{name}: no summary or totals line in {new[0]}")
+            return instructions
+        yield count
+
+
+def callgrind_per_request(name, command, port, prepare):
+    """Instructions per request of the server `command` (listening on `port`), counted by valgrind's callgrind.
+
+    `prepare(connection)` gets an http.client connection to the server, does any setup (creating a session) and
+    returns `send()`, which sends one request on that connection, checks the answer and returns its body. After
+    CALLGRIND_WARMUP requests the counters are zeroed (`callgrind_control --zero`), CALLGRIND_REQUESTS requests are
+    sent on the same keep-alive connection, the counters are dumped (`callgrind_control --dump`), and the dump's
+    total (event Ir: instructions executed in user space by every thread of the server) is divided by the number of
+    requests. The client is another process, so only the server's instructions count. Returns (instructions per
+    request, the last response's body)."""
+    import http.client
+    started = time.perf_counter()
+    with callgrind_server(name, command, port) as count:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         send = prepare(connection)
         for _ in range(CALLGRIND_WARMUP):
             body = send()
         kept_alive = connection.sock
-        control("--zero", server.process.pid)
-        for _ in range(CALLGRIND_REQUESTS):
-            body = send()
-        control("--dump=measured", server.process.pid)
+        bodies = []
+
+        def measured():
+            for _ in range(CALLGRIND_REQUESTS):
+                bodies.append(send())
+        instructions = count(measured)
+        body = bodies[-1]
         if connection.sock is not kept_alive:
             raise RuntimeError(f"{name}: the server closed the keep-alive connection during the measurement")
         connection.close()
-    # callgrind_control can answer OK without reaching the process (see above), so insist on the dump.
-    dumps = [path for path in glob.glob(out_file + ".*") if path.rsplit(".", 1)[1].isdigit()]
-    if len(dumps) != 1:
-        raise RuntimeError(f"{name}: expected one callgrind dump next to {out_file}, found {dumps}")
-    totals = {}
-    with open(dumps[0]) as dump:
-        for line in dump:
-            if line.startswith(("summary:", "totals:")):
-                key, value = line.split(":", 1)
-                totals[key] = int(value.split()[0])
-    instructions = totals.get("summary", totals.get("totals"))
-    if instructions is None:
-        raise RuntimeError(f"{name}: no summary or totals line in {dumps[0]}")
     per_request = instructions / CALLGRIND_REQUESTS
     log(f"  {name:>24}: {per_request:>10,.0f} instructions/request  ({time.perf_counter() - started:.1f} s)")
     return per_request, body
@@ -1018,10 +1125,14 @@ def demo_session(connection, unit):
     return json.loads(payload)["session"]
 
 
-def demo_flags(port):
-    """The release demo's command line for callgrind (flags, not environment: see callgrind_per_request)."""
+def demo_flags(port, store="memory", durability="process"):
+    """The release demo's command line for callgrind (flags, not environment: see callgrind_per_request).
+
+    `store` is its SESSION_STORE: the memory store by default, so that the page read's and the action's counts are the
+    session's own work; the action-sqlite kind names a SQLite file."""
     return [build_swift("mvvmr-demo"), "--port", str(port), "--host", "127.0.0.1", "--log-level", "error",
-            "--data-dir", os.path.join(ROOT, "Data"), "--public-dir", os.path.join(ROOT, "Public")]
+            "--data-dir", os.path.join(ROOT, "Data"), "--public-dir", os.path.join(ROOT, "Public"),
+            "--session-store", store, "--session-durability", durability]
 
 
 def callgrind_kinds(quick):
@@ -1213,6 +1324,7 @@ SECTIONS = {
     "listener": section_listener,
     "page-read": section_page_read,
     "action": section_action,
+    "action-store": section_action_store,
     "patch": section_patch,
     "memory": section_memory,
     "startup": section_startup,
