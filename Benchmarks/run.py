@@ -1664,7 +1664,8 @@ def record_budgets(counts, previous):
     budgets = {
         "about": ("Instructions per request (valgrind callgrind, event Ir, user space, every server thread), "
                   "written by `python3 Benchmarks/run.py callgrind --record-budgets`. `python3 Benchmarks/run.py "
-                  "--quick` fails when a count exceeds instructions_per_request x (1 + tolerance)."),
+                  "--quick` fails when a count exceeds instructions_per_request x (1 + tolerance). The restore kind "
+                  f"counts one whole restore (of a {RESTORE_RECORDS:,}-record session), not a request."),
         "recorded": datetime.date.today().isoformat(),
         "recorded_with": tool_versions(),
         "warmup_requests": CALLGRIND_WARMUP,
