@@ -133,14 +133,21 @@ extension PageServer {
     /// Passivates sessions idle for `passivateAfter`, expires (and deletes) those idle for `timeToLive`, in
     /// memory and in the store.
     func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?) {
+        var released = 0
         if let passivateAfter, passivateAfter < timeToLive, store.keepsSessions {
-            for session in sessions.removeExpired(timeToLive: passivateAfter) { passivate(session, idleFor: passivateAfter) }
+            for session in sessions.removeExpired(timeToLive: passivateAfter) {
+                passivate(session, idleFor: passivateAfter)
+                released += 1
+            }
         } else {
             for session in sessions.removeExpired(timeToLive: timeToLive) {
                 end(session, reason: "expired")
                 expirations.increment()
+                released += 1
             }
         }
+        // Their memory is free now, but scattered through the heap: give its pages back (see FreedMemory).
+        if released >= FreedMemory.sessionsWorthReleasing { FreedMemory.release() }
         let cutoff = SystemTime.secondsSince1970() - Int64(timeToLive.components.seconds)
         do throws(SessionStoreError) {
             while true {

@@ -83,8 +83,14 @@ extension PageServer {
         })
     }
 
-    /// The answer for a request whose input the store could not keep (logged, counted).
+    /// The answer for a request whose input the store could not keep (logged, counted), or whose session ended meanwhile.
     private func storeRefusal(_ failure: SessionStoreError, session: ServerSession) -> HTTPResponse {
+        // A request that raced the session's end (DELETE, or expiry) found it in memory and applied its input, and
+        // the store refused the record because the session is gone from it: to the client the session is unknown,
+        // as it would be a moment later, and the store has not failed (so no 503, no store failure counted).
+        if failure.kind == .outOfOrder, case .some(.none) = try? store.load(session.identifier) {
+            return ProtocolError.unknownSession.httpError.response
+        }
         storeFailures.increment()
         logger.log(
             .error, "store_unavailable",

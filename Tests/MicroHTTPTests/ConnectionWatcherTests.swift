@@ -164,13 +164,15 @@ private var deadlineRouter: HTTPRouter {
             $0.requestBodyTimeoutSeconds = 1
         }) { server in
             let port = server.port
+            // Generous client timeouts: what is checked is that nothing is cut (the deadlines are 1 s), not how soon
+            // the answers come; with the whole suite running on two cores, a Task's wake-up can lag by seconds.
             async let slow = blocking { () throws -> RawResponse in
-                try RawHTTP.request(port: port, "GET", "/slow")
+                try RawHTTP.request(port: port, "GET", "/slow", timeout: .seconds(30))
             }
             let events = try await blocking { () throws -> [String?] in
                 let client = try EventStreamClient(port: port, target: "/events")
                 defer { client.connection.close() }
-                return [try client.nextEvent()?.data, try client.nextEvent(timeout: .seconds(5))?.data]
+                return [try client.nextEvent(timeout: .seconds(30))?.data, try client.nextEvent(timeout: .seconds(30))?.data]
             }
             #expect(try await slow.text == "late")
             #expect(events == ["first", "second"])
