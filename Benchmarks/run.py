@@ -52,7 +52,7 @@ FLOORS = {
     "action": 0.18,    # POST counters increment / C GET, req/s (quick 0.28, full 0.28; target 0.6)
     "patch": 50.0,     # Python jsonpatch time / Swift diff time (measured 237-581; target 50)
     # SQLite store (process durability) / memory store, the action load, req/s. Set 2026-12-01 from quick-length runs
-    # (3 alternating rounds of 2 s) on this machine: 0.25-0.44 (most 0.31-0.35), so 0.18 is about 70 % of the lowest.
+    # (3 alternating rounds of 2 s) on this machine: 0.25-0.44 (most 0.29-0.37), so 0.18 is about 70 % of the lowest.
     # It fails a store that costs about twice what it does now (a commit per record that syncs, a lock held across
     # the commit, a lost group commit under machine-like costs), not small changes: those are the action-sqlite
     # instruction budget's. It cannot catch answers that block their worker thread until their own commit at this
@@ -62,10 +62,11 @@ FLOORS = {
 }
 # SQLite store at machine durability (fsync at every commit) / memory store, the same load: the quick mode's guard of
 # group commit, which is what keeps one fsync from costing every answer its own. Measured 2026-12-01 in quick-length
-# runs: 0.29-0.38 with group commit; 0.08-0.14 with the same store made to block each answer's worker thread until
-# its record was committed (an experiment, not in the code), so that records of concurrent requests no longer share
-# a commit. 0.20 is about 70 % of the lowest with group commit and well above the highest without.
-MACHINE_DURABILITY_FLOOR = 0.20
+# runs (nine, load average up to 5.6): 0.24-0.38 with group commit; 0.08-0.14 with the same store made to block each
+# answer's worker thread until its record was committed (an experiment, not in the code), so that records of
+# concurrent requests no longer share a commit. 0.17 is about 70 % of the lowest with group commit, above the highest
+# without.
+MACHINE_DURABILITY_FLOOR = 0.17
 # RSS per passivated session, quick mode (10,000 sessions): measured 464 bytes (the SQLite connections' page caches
 # and other fixed costs weigh more over fewer sessions; 84 bytes over 100,000). The bound fails a passivated session
 # that keeps kilobytes (12,496 bytes before the server gave freed pages back; a session object kept alive costs more),
