@@ -120,13 +120,20 @@ extension PageServer {
         passivations.increment()
     }
 
-    /// Ends a session for good: out of memory and out of the store.
+    /// Ends a session for good: out of memory and out of the store. The caller has taken it out of the table.
     func end(_ session: ServerSession, reason: String) {
         session.expire(reason: reason)
-        do throws(SessionStoreError) {
-            try store.delete(session.identifier)
-        } catch {
-            logger.log(.warning, "store_unavailable", [("operation", "delete"), ("error", .string(error.description))])
+        let identifier = session.identifier
+        // Under the id's restore stripe, so that no restore of it runs meanwhile: a request that came once the
+        // session had left the table, but before the delete, restored it from the store; that copy ends too (it
+        // would live on in memory, serving a deleted session until its idle time ran out).
+        restoreLocks[Self.stripe(of: identifier, count: restoreLocks.count)].withLock { _ in
+            do throws(SessionStoreError) {
+                try store.delete(identifier)
+            } catch {
+                logger.log(.warning, "store_unavailable", [("operation", "delete"), ("error", .string(error.description))])
+            }
+            if let restored = sessions.remove(identifier), restored !== session { restored.expire(reason: reason) }
         }
     }
 

@@ -314,8 +314,9 @@ extension PageServer {
 
     private func deleteSessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
+        // A passivated session is in the store only: it is restored, so that it ends like one in memory.
         guard let identifier = credentials(request), SessionIdentifier.isWellFormed(identifier),
-            let session = sessions.remove(identifier)
+            try liveSession(identifier) != nil, let session = sessions.remove(identifier)
         else { throw .unknownSession }
         end(session, reason: "deleted")
         return HTTPResponse(

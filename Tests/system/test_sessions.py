@@ -123,6 +123,53 @@ def test_many_sessions_with_concurrent_actions_end_in_their_serial_state(start_s
         assert {row["id"]: row["count"] for row in page["view"]["rows"]} == expected
 
 
+def test_a_passivated_session_can_be_deleted(start_server):
+    server = start_server({"PASSIVATE_AFTER_SECONDS": 1})
+    session = server.new_session({"unit": "counters"})["session"]
+    deadline = time.time() + 10
+    while counter(server.request("GET", "/metrics").body.decode(), "mvvmr_session_passivations_total") < 1:
+        assert time.time() < deadline, "the session was not passivated"
+        time.sleep(0.2)
+    # Out of memory, in the store only: deleting it deletes it there.
+    assert server.request("DELETE", "/api/session", session=session).status == 204
+    assert server.request("GET", "/api/pages/counters", session=session).status == 404
+    assert server.request("DELETE", "/api/session", session=session).status == 404
+
+
+def test_requests_racing_a_delete_do_not_bring_the_session_back(start_server):
+    # Readers keep asking for each session while it is deleted: one that finds it gone from memory before the delete
+    # reached the store restores it, and that copy must end with it, not live on serving a deleted session.
+    server = start_server()
+    stop = threading.Event()
+
+    def read(session, answers):
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        while not stop.is_set():
+            connection.request("GET", "/api/pages/counters", headers={"X-Session-ID": session})
+            response = connection.getresponse()
+            response.read()
+            answers.append(response.status)
+        connection.close()
+
+    for _ in range(30):
+        session = server.new_session({"unit": "counters"})["session"]
+        stop.clear()
+        answers = []
+        readers = [threading.Thread(target=read, args=(session, answers)) for _ in range(4)]
+        for reader in readers:
+            reader.start()
+        time.sleep(0.02)
+        assert server.request("DELETE", "/api/session", session=session).status == 204
+        time.sleep(0.02)
+        stop.set()
+        for reader in readers:
+            reader.join()
+        assert set(answers) <= {200, 404}
+        assert server.request("GET", "/api/pages/counters", session=session).status == 404
+    metrics = server.request("GET", "/metrics").body.decode()
+    assert counter(metrics, "mvvmr_sessions_live") == 0
+
+
 def test_sigterm_drains_ends_streams_and_exits_zero(start_server):
     server = start_server({"SHUTDOWN_GRACE_SECONDS": 5})
     session = server.new_session()["session"]
