@@ -7,15 +7,15 @@ import Testing
 
 /// An echo page: the `text` action's value is shown at `/text`, so a client's value becomes view bytes,
 /// patch bytes and event-log bytes, as the demo's login field does.
-private struct EchoInput {
+struct EchoInput {
     let text: Signal<String>
 }
 
-private struct EchoOutput {
+struct EchoOutput {
     let text: Driver<String>
 }
 
-private struct EchoView: View {
+struct EchoView: View {
     func input(from actions: Actions) -> EchoInput {
         EchoInput(text: actions.signal("text", of: String.self))
     }
@@ -25,7 +25,7 @@ private struct EchoView: View {
     }
 }
 
-private final class EchoViewModel: ViewModel {
+final class EchoViewModel: ViewModel {
     init(context: UnitContext) throws {}
 
     func transform(_ input: EchoInput) -> EchoOutput {
@@ -34,7 +34,8 @@ private final class EchoViewModel: ViewModel {
 }
 
 extension UnitCase {
-    fileprivate static let echo = UnitCase("echo", view: EchoView.self, viewModel: EchoViewModel.self)
+    /// The echo page (also the spoiled-session tests' page).
+    static let echo = UnitCase("echo", view: EchoView.self, viewModel: EchoViewModel.self)
 }
 
 private func echoSession(_ limits: SessionLimits) throws -> ServerSession {

@@ -5,37 +5,6 @@ import Testing
 
 @testable import MVVMRServer
 
-/// A page whose `text` action's value is shown at `/text`.
-private struct NoteInput {
-    let text: Signal<String>
-}
-
-private struct NoteOutput {
-    let text: Driver<String>
-}
-
-private struct NoteView: View {
-    func input(from actions: Actions) -> NoteInput {
-        NoteInput(text: actions.signal("text", of: String.self))
-    }
-
-    func bind(_ output: NoteOutput, to page: Page) {
-        page.bind(output.text, at: "/text")
-    }
-}
-
-private final class NoteViewModel: ViewModel {
-    init(context: UnitContext) throws {}
-
-    func transform(_ input: NoteInput) -> NoteOutput {
-        NoteOutput(text: input.text.asDriver(startingWith: ""))
-    }
-}
-
-extension UnitCase {
-    fileprivate static let note = UnitCase("note", view: NoteView.self, viewModel: NoteViewModel.self)
-}
-
 /// A store that holds every append until the test completes it, and keeps the records it was given.
 private final class HeldAppendsStore: SessionStore {
     typealias Completion = @Sendable (Result<Void, SessionStoreError>) -> Void
@@ -83,17 +52,17 @@ private final class HeldAppendsStore: SessionStore {
     @Test func aSpoiledSessionAppendsNoMoreRecordsAndAnswersNothingAsStored() throws {
         let store = HeldAppendsStore()
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: UnitRegistry(root: .note, units: [.note]),
+            identifier: SessionIdentifier.generate(), registry: UnitRegistry(root: .echo, units: [.echo]),
             services: Services(), store: store)
         try session.pages.start()
         store.complete(1, with: .success(()))
-        try session.pages.perform("text", value: "kept in memory only", on: "note")
+        try session.pages.perform("text", value: "kept in memory only", on: "echo")
         store.complete(2, with: .failure(SessionStoreError(.unavailable, "the disk is full")))
         #expect(session.isSpoiled)
 
         // A request that found the session before it was spoiled acts on it now: its input stays out of the
         // store (the restored session's own records take those numbers), and its answer is a refusal.
-        let late = try session.pages.perform("text", value: "never stored", on: "note")
+        let late = try session.pages.perform("text", value: "never stored", on: "echo")
         #expect(late.inputNumber == 3)
         #expect(store.appendedNumbers == [1, 2])
         guard case .failed = session.durability(of: late.inputNumber, notify: { _ in }) else {
