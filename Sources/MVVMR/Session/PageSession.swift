@@ -185,7 +185,6 @@ public final class PageSession: Sendable {
                 if case .action(let unit, _, _, _) = record.input, diverged.contains(unit) || capped.contains(unit) {
                     report.skipped += 1
                     skipped.append((record.number, unit))
-                    core.skipInput(number: record.number)
                     core.absorbLogged(record)
                     continue
                 }

@@ -249,14 +249,10 @@ final class SessionCore {
         lastReplayed = nil
     }
 
-    /// Moves the numbering past a logged input that is not applied again.
-    func skipInput(number: Int) {
-        inputNumber = max(inputNumber, number)
-    }
-
-    /// Takes in a logged record's event number and revisions after it was applied again (or skipped): event
-    /// numbers never go back, and a page bound fresh later goes on past the logged revisions.
+    /// Takes in a logged record's numbers once it was applied again or skipped: input and event numbers never
+    /// go back (a skipped record's still count), and a page bound fresh later goes on past the logged revisions.
     func absorbLogged(_ record: InputRecord) {
+        inputNumber = max(inputNumber, record.number)
         sequence = max(sequence, record.sequence)
         for (unit, revision) in record.revisions where revision > loggedRevisions[unit] ?? -1 {
             loggedRevisions[unit] = revision
