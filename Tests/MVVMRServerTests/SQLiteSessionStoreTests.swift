@@ -178,7 +178,7 @@ import Testing
         }
         #expect(error?.kind == .unavailable)
         #expect(
-            error?.message.contains("schema version 7 is newer than this build's (1)") == true,
+            error?.message.contains("schema version 7 is newer than this build's (2)") == true,
             "\(String(describing: error))")
     }
 
@@ -302,11 +302,13 @@ extension SQLiteSessionStoreTests {
         defer { fixture.tearDown() }
         let store = try #require(fixture.store as? SQLiteSessionStore)
         appendWaiting(record("a", 1), to: store)
-        // A stray row (as another program could leave) makes the insert of record 2 of "c" break the primary key:
-        // an error SQLite does not roll back by itself, unlike a full disk.
+        // A trigger (as another program could leave) makes the insert of record 2 of "c" fail: an error SQLite does
+        // not roll back by itself, unlike a full disk.
         let intruder = try SQLiteConnection(path: store.path, create: false, readOnly: false)
         intruder.setBusyTimeout(milliseconds: 5_000)
-        try intruder.execute("INSERT INTO records (session, number, body) VALUES ('c', 2, x'00')")
+        try intruder.execute(
+            "CREATE TRIGGER intruder BEFORE INSERT ON log WHEN NEW.session = 'c' AND NEW.number = 2 "
+                + "BEGIN SELECT RAISE(ABORT, 'refused by the intruder'); END")
 
         let log = CompletionLog()
         fixture.inOneBatch {
@@ -316,11 +318,11 @@ extension SQLiteSessionStoreTests {
             log.append(record("a", 3), to: store)
         }
         #expect(log.outcomes.map(\.failure) == [.unavailable, .unavailable, .unavailable, .unavailable])
-        #expect(log.failureMessages.first?.contains("UNIQUE constraint failed") == true, "\(log.failureMessages)")
+        #expect(log.failureMessages.first?.contains("refused by the intruder") == true, "\(log.failureMessages)")
         #expect(try store.load("a")?.records.map(\.number) == [1], "nothing of the batch was kept")
         #expect(try store.load("c") == nil)
 
-        try intruder.execute("DELETE FROM records WHERE session = 'c'")
+        try intruder.execute("DROP TRIGGER intruder")
         fixture.inOneBatch {
             log.append(record("a", 2), to: store)
             log.append(record("c", 1), to: store)

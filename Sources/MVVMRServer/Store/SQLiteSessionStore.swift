@@ -33,7 +33,22 @@ public final class SQLiteSessionStore: SessionStore {
         var maximumPageCount: Int?
         /// Opens the file read-only (`SQLITE_READONLY` at every write). The file must already be a store.
         var readOnly = false
+        /// How many rows the shared log may hold before the writer moves them into `records`.
+        var logMoveThreshold = SQLiteSessionStore.defaultLogMoveThreshold
+        /// How many frames the write-ahead log may hold before the writer checkpoints it.
+        var checkpointFrames = SQLiteSessionStore.defaultCheckpointFrames
     }
+
+    /// How many rows the shared log holds at most (plus one batch) before the writer moves them into `records`:
+    /// enough that a move writes each busy session's page once for many of its records, few enough that the
+    /// move is short and the log's rows, which readers find one by one, are few.
+    static let defaultLogMoveThreshold = 8_192
+
+    /// How many frames (pages) the write-ahead log holds before the writer checkpoints it: SQLite's own default (4 MiB
+    /// at its 4 KiB pages), but run between batches, once their answers are out, instead of inside a commit. (A
+    /// larger log made each checkpoint's sync of the database file long enough to hold the writer up for hundreds
+    /// of milliseconds.)
+    static let defaultCheckpointFrames = 1_000
 
     /// The durability an append has when it completes.
     public let durability: SessionDurability
@@ -44,6 +59,8 @@ public final class SQLiteSessionStore: SessionStore {
     public let path: String
 
     private let writer: SessionWriter
+    /// Where the shared log's rows are (see ``LogTail``).
+    private let tail: LogTail
     /// The reading connection: nil once closed.
     private let reader: Locked<ReaderDatabase?>
 
@@ -69,10 +86,14 @@ public final class SQLiteSessionStore: SessionStore {
         if let pages = testing.maximumPageCount {
             _ = try writing.integer("PRAGMA max_page_count = \(pages)")
         }
-        writer = try SessionWriter(connection: writing)
+        let tail = LogTail()
+        self.tail = tail
+        writer = try SessionWriter(
+            connection: writing, tail: tail, logMoveThreshold: testing.logMoveThreshold,
+            checkpointFrames: testing.checkpointFrames)
         let reading = try SQLiteConnection(path: path, create: false, readOnly: testing.readOnly)
         if !testing.readOnly { try reading.execute("PRAGMA query_only = ON") }
-        reader = Locked(try ReaderDatabase(connection: reading))
+        reader = Locked(try ReaderDatabase(connection: reading, tail: tail))
         try writer.start()
     }
 
@@ -165,8 +186,15 @@ public final class SQLiteSessionStore: SessionStore {
 
     // MARK: - For tests
 
-    /// How many transactions the writer has committed (fewer than the appends when commits were grouped).
+    /// How many batches the writer has committed (fewer than the appends when commits were grouped); the moves of
+    /// the log between batches are counted apart, in `moveCount`.
     var commitCount: Int { writer.commitCount }
+
+    /// How many times the writer moved the log into `records` between batches.
+    var moveCount: Int { writer.moveCount }
+
+    /// How many rows the shared log holds, not yet moved into `records`.
+    var logRowCount: Int { tail.rowCount }
 
     /// Holds the writer's queue until `resumeWriting()`, so that what is queued meanwhile makes one batch.
     func suspendWriting() {

@@ -7,7 +7,10 @@ import Testing
 /// The stores the behavioural suite runs against.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case memory
+    /// SQLite as configured by default: appends stay in the shared log until thousands gathered.
     case sqlite
+    /// SQLite whose writer moves the shared log into `records` after every batch, so that reads find records there.
+    case sqliteMovingEveryBatch
 
     var testDescription: String { rawValue }
 }
@@ -26,6 +29,12 @@ final class StoreFixture: Sendable {
             let directory = try TemporaryStoreDirectory()
             self.directory = directory
             store = try SQLiteSessionStore(path: directory.path + "/sessions.sqlite", durability: durability)
+        case .sqliteMovingEveryBatch:
+            let directory = try TemporaryStoreDirectory()
+            self.directory = directory
+            store = try SQLiteSessionStore(
+                path: directory.path + "/sessions.sqlite", durability: durability,
+                testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 1))
         }
     }
 

@@ -35,12 +35,38 @@ final class SQLiteConnection {
             throw SessionStoreError(.unavailable, "\(path): \(message)")
         }
         handle = opened
+        walFrames = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        walFrames.initialize(to: 0)
         sqlite3_extended_result_codes(handle, 1)
     }
 
+    /// The frames in the write-ahead log after the last commit, once `countWALFrames()` installed the hook.
+    private let walFrames: UnsafeMutablePointer<Int32>
+
     deinit {
         // close_v2: statements still alive (their own deinit finalizes them) keep the connection until they go.
+        // Closing runs no hook, so the counter may go with it.
+        sqlite3_wal_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
+        walFrames.deallocate()
+    }
+
+    /// Turns SQLite's automatic checkpoint off for this connection and counts the write-ahead log's frames instead
+    /// (``walFrameCount``), so that the caller checkpoints when it chooses (``checkpoint()``).
+    func countWALFrames() {
+        walFrames.pointee = 0
+        mvvmr_sqlite_count_wal_frames(handle, walFrames)
+    }
+
+    /// The frames in the write-ahead log after this connection's last commit (see `countWALFrames()`).
+    var walFrameCount: Int { Int(walFrames.pointee) }
+
+    /// Copies the write-ahead log's frames into the database file (a passive checkpoint: it waits for no other
+    /// connection), so that the log starts again from its beginning at the next commit.
+    func checkpoint() throws(SessionStoreError) {
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard code == SQLITE_OK else { throw failure(code) }
+        walFrames.pointee = 0
     }
 
     /// The failure SQLite just reported on this connection.
@@ -89,6 +115,9 @@ final class SQLiteConnection {
     func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
+
+    /// The rowid of the row the last successful INSERT on this connection added.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Whether a transaction is open (SQLite ends one by itself after some errors, such as a full disk).
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }

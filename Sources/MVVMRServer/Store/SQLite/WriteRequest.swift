@@ -10,6 +10,8 @@ enum WriteRequest: Sendable {
     case touch(session: String, time: Int64)
     /// Delete a session.
     case delete(session: String)
+    /// Move the shared log's rows into `records` and `sessions` (see ``LogTail``).
+    case moveLog
     /// Nothing: completes once everything queued before it has (`flush`).
     case barrier
     /// Run a pragma on the writer's connection and tell its first value (tests read the writer's settings, and
@@ -20,6 +22,14 @@ enum WriteRequest: Sendable {
     var writesNothing: Bool {
         if case .barrier = self { return true }
         return false
+    }
+
+    /// Whether the request works on `records` and `sessions`, so that the log must be moved there before it.
+    var changesSessions: Bool {
+        switch self {
+        case .saveSnapshot, .removeRecords, .touch, .delete, .moveLog: true
+        case .append, .barrier, .pragma: false
+        }
     }
 }
 

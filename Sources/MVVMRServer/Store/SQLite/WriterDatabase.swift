@@ -1,38 +1,89 @@
 /// The writer thread's connection and the statements it prepared once: writes a batch of requests in one
-/// transaction, each behind the rules of ``SessionFence``.
+/// transaction, each behind the rules of ``SessionFence``, and moves the shared log into `records` (see
+/// ``LogTail``).
 final class WriterDatabase {
     private let connection: SQLiteConnection
+    /// Where the log's rows are, shared with the reader.
+    let tail: LogTail
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
     private let rollback: SQLiteStatement
+    private let dataVersion: SQLiteStatement
     private let selectSession: SQLiteStatement
-    private let insertSession: SQLiteStatement
-    private let updateSession: SQLiteStatement
-    private let insertRecord: SQLiteStatement
+    private let appendToLog: SQLiteStatement
+    private let selectLog: SQLiteStatement
+    private let moveLogRecords: SQLiteStatement
+    private let moveLogSessions: SQLiteStatement
+    private let emptyLog: SQLiteStatement
+    private let noteMovedThrough: SQLiteStatement
+    private let selectHighestSeq: SQLiteStatement
     private let updateSnapshot: SQLiteStatement
     private let deleteRecordsThrough: SQLiteStatement
     private let deleteRecord: SQLiteStatement
     private let touchSession: SQLiteStatement
     private let deleteSession: SQLiteStatement
     private let deleteRecords: SQLiteStatement
+    /// `PRAGMA data_version` when the tail was last known to match the file: another connection's commit changes it.
+    private var knownDataVersion: Int64?
+    /// The `seq` the next row of the log gets (as committed: a transaction counts on from it in `TailChanges`).
+    private var nextSeq: Int64 = 1
+    /// How many frames the write-ahead log may hold before the writer checkpoints it.
+    private let checkpointFrames: Int
 
-    /// Prepares the writer's statements on `connection`.
-    init(connection: SQLiteConnection) throws(SessionStoreError) {
+    /// What a transaction changes in the tail, applied once it commits.
+    private struct TailChanges {
+        /// The log was moved in this transaction: every row committed before it is in `records` now.
+        var movedLog = false
+        /// The rows this transaction appended after its last move.
+        var additions: [LogTail.Addition] = []
+        /// The transaction's own view of each session's last number, so that records of one session chain.
+        var lastNumbers: [String: Int] = [:]
+        /// The `seq` the transaction's next row gets.
+        var nextSeq: Int64
+    }
+
+    /// Prepares the writer's statements on `connection` and reads the log's rows into `tail`.
+    /// - Parameters:
+    ///   - connection: the writer's connection, configured, its tables ready.
+    ///   - tail: where the log's rows are, shared with the reader.
+    ///   - checkpointFrames: how many frames the write-ahead log may hold before `checkpointIfDue()` copies them
+    ///     into the database file.
+    init(connection: SQLiteConnection, tail: LogTail, checkpointFrames: Int) throws(SessionStoreError) {
         self.connection = connection
+        self.tail = tail
+        self.checkpointFrames = checkpointFrames
         begin = try connection.prepare("BEGIN IMMEDIATE")
         commit = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
+        dataVersion = try connection.prepare("PRAGMA data_version")
         selectSession = try connection.prepare("SELECT last_number, snapshot_number FROM sessions WHERE id = ?1")
-        insertSession = try connection.prepare(
-            "INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3)")
-        updateSession = try connection.prepare("UPDATE sessions SET last_number = ?2, last_active = ?3 WHERE id = ?1")
-        insertRecord = try connection.prepare("INSERT INTO records (session, number, body) VALUES (?1, ?2, ?3)")
+        appendToLog = try connection.prepare(
+            "INSERT INTO log (seq, session, number, last_active, body) VALUES (?5, ?1, ?2, ?3, ?4)")
+        selectLog = try connection.prepare("SELECT seq, session, number, last_active FROM log ORDER BY seq")
+        // OR REPLACE: a row another program left in `records` under the same key must not hold the log up forever;
+        // the log's row is the later one. Sorted, so that each session's page is visited once.
+        moveLogRecords = try connection.prepare(
+            "INSERT OR REPLACE INTO records (session, number, body) SELECT session, number, body FROM log "
+                + "ORDER BY session, number")
+        // `WHERE true` keeps SQLite from reading ON CONFLICT as a join's constraint.
+        moveLogSessions = try connection.prepare(
+            "INSERT INTO sessions (id, last_number, last_active) "
+                + "SELECT session, max(number), max(last_active) FROM log WHERE true GROUP BY session "
+                + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
+                + "last_active = max(last_active, excluded.last_active)")
+        emptyLog = try connection.prepare("DELETE FROM log")
+        noteMovedThrough = try connection.prepare(
+            "UPDATE log_state SET moved_through = max(moved_through, (SELECT coalesce(max(seq), 0) FROM log))")
+        selectHighestSeq = try connection.prepare(
+            "SELECT max(coalesce((SELECT max(seq) FROM log), 0), (SELECT moved_through FROM log_state))")
         updateSnapshot = try connection.prepare("UPDATE sessions SET snapshot_number = ?2, snapshot = ?3 WHERE id = ?1")
         deleteRecordsThrough = try connection.prepare("DELETE FROM records WHERE session = ?1 AND number <= ?2")
         deleteRecord = try connection.prepare("DELETE FROM records WHERE session = ?1 AND number = ?2")
         touchSession = try connection.prepare("UPDATE sessions SET last_active = ?2 WHERE id = ?1")
         deleteSession = try connection.prepare("DELETE FROM sessions WHERE id = ?1")
         deleteRecords = try connection.prepare("DELETE FROM records WHERE session = ?1")
+        try readTailIfChanged()
+        connection.countWALFrames()
     }
 
     /// Writes `requests` in one transaction. Success: each request's own outcome, in order (a request refused by
@@ -42,45 +93,71 @@ final class WriterDatabase {
         if connection.isInTransaction { try? rollback.run() }
         var outcomes: [Result<Void, SessionStoreError>] = []
         outcomes.reserveCapacity(requests.count)
+        var changes = TailChanges(nextSeq: nextSeq)
         do throws(SessionStoreError) {
             try begin.run()
-            // The batch's own view of each session's last number, so that records of one session chain.
-            var lastNumbers: [String: Int] = [:]
+            // Inside the transaction, so that no other connection can write between this look and the commit.
+            if try readTailIfChanged() { changes.nextSeq = nextSeq }
             for request in requests {
-                outcomes.append(try apply(request, lastNumbers: &lastNumbers))
+                outcomes.append(try apply(request, changes: &changes))
             }
             try commit.run()
-            return .success(outcomes)
         } catch {
             // SQLite rolls some failures back by itself (a full disk, for one); otherwise it is done here.
             if connection.isInTransaction { try? rollback.run() }
             return .failure(error)
         }
+        // Our own commit changes no data_version of ours; only other connections' do.
+        nextSeq = changes.nextSeq
+        if changes.movedLog { tail.removeAll() }
+        tail.add(changes.additions)
+        return .success(outcomes)
+    }
+
+    /// Copies the write-ahead log into the database file once it holds `checkpointFrames` frames: called between
+    /// batches, after their completions ran, so that no answer waits for the checkpoint's writes and syncs (SQLite's
+    /// own checkpoint would run inside a commit). A failed checkpoint changes nothing and is tried again later.
+    func checkpointIfDue() {
+        guard connection.walFrameCount >= checkpointFrames else { return }
+        try? connection.checkpoint()
+    }
+
+    /// Moves every row of the log into `records` and `sessions`, in one transaction of its own.
+    func moveLog() -> Result<Void, SessionStoreError> {
+        write([.moveLog]).map { _ in () }
     }
 
     /// Makes one request's change. Returns its refusal by the fence; throws when SQLite fails.
     private func apply(
-        _ request: WriteRequest, lastNumbers: inout [String: Int]
+        _ request: WriteRequest, changes: inout TailChanges
     ) throws(SessionStoreError) -> Result<Void, SessionStoreError> {
-        switch request {
-        case .append(let record, let lastActive):
-            let lastNumber: Int
-            if let known = lastNumbers[record.session] {
-                lastNumber = known
-            } else {
-                lastNumber = try sessionNumbers(of: record.session)?.last ?? 0
-            }
+        if case .append(let record, let lastActive) = request {
+            let lastNumber = try lastNumber(of: record.session, changes: changes)
             if let refusal = SessionFence.refusal(toAppend: record, after: lastNumber) { return .failure(refusal) }
-            try insertRecord.bind(record.session, at: 1)
-            try insertRecord.bind(record.number, at: 2)
-            try insertRecord.bind(record.body, at: 3)
-            try insertRecord.run()
-            let sessionRow = lastNumber == 0 ? insertSession : updateSession
-            try sessionRow.bind(record.session, at: 1)
-            try sessionRow.bind(record.number, at: 2)
-            try sessionRow.bind(lastActive, at: 3)
-            try sessionRow.run()
-            lastNumbers[record.session] = record.number
+            try appendToLog.bind(record.session, at: 1)
+            try appendToLog.bind(record.number, at: 2)
+            try appendToLog.bind(lastActive, at: 3)
+            try appendToLog.bind(record.body, at: 4)
+            try appendToLog.bind(changes.nextSeq, at: 5)
+            try appendToLog.run()
+            changes.additions.append(
+                LogTail.Addition(
+                    session: record.session, row: LogTail.Row(rowID: changes.nextSeq, number: record.number),
+                    lastActive: lastActive))
+            changes.nextSeq += 1
+            changes.lastNumbers[record.session] = record.number
+            return .success(())
+        }
+        // Every other change works on `records` and `sessions` alone: what the log holds is moved there first.
+        if request.changesSessions, !changes.additions.isEmpty || (!changes.movedLog && tail.rowCount > 0) {
+            try moveLogInTransaction(changes: &changes)
+        }
+        switch request {
+        case .append:
+            break
+
+        case .moveLog:
+            break
 
         case .saveSnapshot(let snapshot, let session):
             let numbers = try sessionNumbers(of: session)
@@ -114,7 +191,7 @@ final class WriterDatabase {
             try deleteRecords.run()
             try deleteSession.bind(session, at: 1)
             try deleteSession.run()
-            lastNumbers[session] = 0
+            changes.lastNumbers[session] = 0
 
         case .barrier:
             break
@@ -125,7 +202,55 @@ final class WriterDatabase {
         return .success(())
     }
 
-    /// The session's last record number and its snapshot's number, or nil when there is no such session.
+    /// The session's last record number as this transaction sees it (0: no such session).
+    private func lastNumber(of session: String, changes: TailChanges) throws(SessionStoreError) -> Int {
+        if let known = changes.lastNumbers[session] { return known }
+        // After a move in this transaction, `sessions` has what the committed tail listed.
+        if !changes.movedLog, let inLog = tail.rows(of: session).rows.lastNumber { return inLog }
+        return try sessionNumbers(of: session)?.last ?? 0
+    }
+
+    /// Moves the log's rows into `records` and `sessions` inside the open transaction.
+    private func moveLogInTransaction(changes: inout TailChanges) throws(SessionStoreError) {
+        try moveLogRecords.run()
+        try moveLogSessions.run()
+        try noteMovedThrough.run()
+        try emptyLog.run()
+        changes.movedLog = true
+        changes.additions = []
+    }
+
+    /// Builds the tail from the log's rows, and finds the next `seq`, when the file changed under another connection
+    /// (or was just opened). Returns whether it did.
+    @discardableResult
+    private func readTailIfChanged() throws(SessionStoreError) -> Bool {
+        let version: Int64
+        do {
+            defer { dataVersion.reset() }
+            guard try dataVersion.step() else { return false }
+            version = dataVersion.integer(at: 0)
+        }
+        guard version != knownDataVersion else { return false }
+        do {
+            defer { selectHighestSeq.reset() }
+            if try selectHighestSeq.step() { nextSeq = selectHighestSeq.integer(at: 0) + 1 }
+        }
+        defer { selectLog.reset() }
+        var additions: [LogTail.Addition] = []
+        while try selectLog.step() {
+            additions.append(
+                LogTail.Addition(
+                    session: selectLog.text(at: 1),
+                    row: LogTail.Row(rowID: selectLog.integer(at: 0), number: Int(selectLog.integer(at: 2))),
+                    lastActive: selectLog.integer(at: 3)))
+        }
+        tail.replace(with: additions)
+        knownDataVersion = version
+        return true
+    }
+
+    /// The session's last record number and its snapshot's number as `sessions` has them, or nil when it has no
+    /// row for the session.
     private func sessionNumbers(of session: String) throws(SessionStoreError) -> (last: Int, snapshot: Int?)? {
         defer { selectSession.reset() }
         try selectSession.bind(session, at: 1)

@@ -1,0 +1,100 @@
+import Locking
+
+/// The rows of the SQLite store's shared `log` table that are not yet moved into `records`, by session: where each
+/// session's latest records are, without an index on the log.
+///
+/// Appends go to the end of `log`, one rowid table for every session, so a commit of many sessions' records writes
+/// a few adjacent pages instead of one page per session. The writer moves the log's rows into `records` (clustered
+/// by session and number) now and then, in one transaction that writes each session's page once for many of its
+/// records (``WriterDatabase/moveLog()``). Until then the rows are found through this table, in memory, which the
+/// writer fills after each commit (before any append of it completes) and empties after each move's commit, and
+/// which it builds from the file when it opens it or sees that another connection wrote to it.
+///
+/// Readers look here before they begin their read transaction: a row whose append completed before the read is
+/// listed here, or its move committed before this table dropped it, so the read finds it in one of the two tables.
+/// Rows another program appended to the same file are not listed until this writer's next commit; a reader sees
+/// that the log's highest rowid is past the highest listed here, and then scans the log for the session instead.
+final class LogTail: Sendable {
+    /// One session's rows in the log.
+    struct SessionRows: Sendable, Equatable {
+        /// The rows' rowids in `log` and record numbers, in number order.
+        var rows: [Row] = []
+        /// The latest activity time among them, seconds since 1970.
+        var lastActive: Int64 = .min
+
+        /// The number of the session's last record in the log.
+        var lastNumber: Int? { rows.last?.number }
+
+        /// Adds a row a commit wrote.
+        mutating func add(_ addition: Addition) {
+            rows.append(addition.row)
+            lastActive = max(lastActive, addition.lastActive)
+        }
+    }
+
+    /// One row of the log.
+    struct Row: Sendable, Equatable {
+        /// Its rowid in `log`.
+        let rowID: Int64
+        /// The record's number in its session.
+        let number: Int
+    }
+
+    /// A row of the log with its session, as one commit adds it.
+    struct Addition: Sendable {
+        /// The session's id.
+        let session: String
+        /// The row.
+        let row: Row
+        /// The input's time, seconds since 1970.
+        let lastActive: Int64
+    }
+
+    private struct State {
+        var sessions: [String: SessionRows] = [:]
+        var rowCount = 0
+        var highestRowID: Int64 = 0
+    }
+
+    private let state = Locked(State())
+
+    /// How many rows the log holds now.
+    var rowCount: Int { state.withLock { $0.rowCount } }
+
+    /// The rows `session` has in the log (none: an empty value), and the highest rowid this table has been told of:
+    /// a log whose highest rowid is greater has rows written since (by another program), which it does not list.
+    func rows(of session: String) -> (rows: SessionRows, highestRowID: Int64) {
+        state.withLock { ($0.sessions[session] ?? SessionRows(), $0.highestRowID) }
+    }
+
+    /// Every session with rows in the log, with them.
+    func allSessions() -> [String: SessionRows] {
+        state.withLock { $0.sessions }
+    }
+
+    /// Adds rows a commit wrote.
+    func add(_ additions: [Addition]) {
+        guard !additions.isEmpty else { return }
+        state.withLock { state in
+            for addition in additions {
+                state.sessions[addition.session, default: SessionRows()].add(addition)
+                state.highestRowID = max(state.highestRowID, addition.row.rowID)
+            }
+            state.rowCount += additions.count
+        }
+    }
+
+    /// Forgets every row: a move emptied the log.
+    func removeAll() {
+        state.withLock { state in
+            state.sessions.removeAll(keepingCapacity: state.sessions.count < 4_096)
+            state.rowCount = 0
+        }
+    }
+
+    /// Replaces everything with what the log holds, as read from the file.
+    func replace(with additions: [Addition]) {
+        removeAll()
+        add(additions)
+    }
+}
