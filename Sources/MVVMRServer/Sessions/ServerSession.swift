@@ -144,7 +144,7 @@ final class ServerSession: Sendable {
             }
             guard accepted else { return }
             store.append(
-                StoredRecord(session: identifier, number: number, body: record.json.jsonBytes),
+                StoredRecord(session: identifier, number: number, body: record.jsonBytes),
                 lastActive: SystemTime.secondsSince1970()
             ) { [weak self] outcome in
                 self?.recordStored(number, outcome: outcome)

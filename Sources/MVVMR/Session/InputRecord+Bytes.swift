@@ -1,0 +1,148 @@
+import JSONPatch
+
+extension InputRecord {
+    /// The record's JSON text, byte for byte what `json.jsonBytes` gives, written straight into one buffer: the
+    /// form a store keeps, made once per input on the action path without building the JSON tree first.
+    public var jsonBytes: [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(192)
+        encode(into: &buffer)
+        return buffer
+    }
+
+    /// Appends the record's JSON text (as ``jsonBytes``) to `buffer`.
+    /// - Parameter buffer: the buffer to append UTF-8 bytes to.
+    public func encode(into buffer: inout [UInt8]) {
+        buffer.appendLiteral(#"{"number":"#)
+        JSONValue.encodeInteger(number, into: &buffer)
+        buffer.appendLiteral(#","time_ns":"#)
+        JSONValue.encodeInteger(Self.nanoseconds(time), into: &buffer)
+        buffer.appendLiteral(#","input":"#)
+        input.encode(into: &buffer)
+        buffer.appendLiteral(#","digests":{"#)
+        var first = true
+        for unit in Self.sortedKeys(digests) {
+            guard let digest = digests[unit] else { continue }
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            JSONValue.encodeString(unit, into: &buffer)
+            buffer.appendLiteral(#":""#)
+            Self.appendHex(digest, into: &buffer)
+            buffer.append(UInt8(ascii: "\""))
+        }
+        buffer.appendLiteral(#"},"seq":"#)
+        JSONValue.encodeInteger(sequence, into: &buffer)
+        buffer.appendLiteral(#","revs":{"#)
+        first = true
+        for unit in Self.sortedKeys(revisions) {
+            guard let revision = revisions[unit] else { continue }
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            JSONValue.encodeString(unit, into: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            JSONValue.encodeInteger(revision, into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+        if let annotation {
+            buffer.appendLiteral(#","annotation":"#)
+            annotation.encode(into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+    }
+
+    /// The keys in order; most records name one page, which needs no sort.
+    static func sortedKeys<Value>(_ dictionary: [String: Value]) -> [String] {
+        if dictionary.count == 1, let only = dictionary.first { return [only.key] }
+        return dictionary.keys.sorted()
+    }
+
+    /// Appends the 16 lowercase hex digits of `digest` (as ``hex(_:)`` writes them).
+    static func appendHex(_ digest: UInt64, into buffer: inout [UInt8]) {
+        var shift = 60
+        while shift >= 0 {
+            let nibble = UInt8(truncatingIfNeeded: (digest >> UInt64(shift)) & 0xf)
+            buffer.append(nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10))
+            shift -= 4
+        }
+    }
+}
+
+extension SessionInput {
+    /// Appends the input's JSON text, byte for byte what `json.jsonBytes` gives.
+    /// - Parameter buffer: the buffer to append UTF-8 bytes to.
+    public func encode(into buffer: inout [UInt8]) {
+        switch self {
+        case .start(let unit, let parameters, let value, let seed, let wallClock):
+            buffer.appendLiteral(#"{"type":"start","unit":"#)
+            JSONValue.encodeString(unit, into: &buffer)
+            buffer.appendLiteral(#","parameters":"#)
+            Self.encode(parameters, into: &buffer)
+            buffer.appendLiteral(#","seed":""#)
+            InputRecord.appendHex(seed, into: &buffer)
+            buffer.appendLiteral(#"","wall_clock_ns":"#)
+            JSONValue.encodeInteger(InputRecord.nanoseconds(wallClock), into: &buffer)
+            if let value {
+                buffer.appendLiteral(#","value":"#)
+                value.encode(into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "}"))
+        case .bind(let unit, let parameters):
+            buffer.appendLiteral(#"{"type":"bind","unit":"#)
+            JSONValue.encodeString(unit, into: &buffer)
+            buffer.appendLiteral(#","parameters":"#)
+            Self.encode(parameters, into: &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        case .action(let unit, let name, let value, let clientRevision):
+            buffer.appendLiteral(#"{"type":"action","unit":"#)
+            JSONValue.encodeString(unit, into: &buffer)
+            buffer.appendLiteral(#","action":"#)
+            JSONValue.encodeString(name, into: &buffer)
+            buffer.appendLiteral(#","value":"#)
+            value.encode(into: &buffer)
+            if let clientRevision {
+                buffer.appendLiteral(#","rev":"#)
+                JSONValue.encodeInteger(clientRevision, into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "}"))
+        case .navigate(.back):
+            buffer.appendLiteral(#"{"type":"navigate","navigation":"back"}"#)
+        case .navigate(.open(let unit, let parameters)):
+            buffer.appendLiteral(#"{"type":"navigate","navigation":"open","unit":"#)
+            JSONValue.encodeString(unit, into: &buffer)
+            buffer.appendLiteral(#","parameters":"#)
+            Self.encode(parameters, into: &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        case .timer(let ordinal):
+            buffer.appendLiteral(#"{"type":"timer","ordinal":"#)
+            JSONValue.encodeInteger(ordinal, into: &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        case .work(let ordinal, let result):
+            buffer.appendLiteral(#"{"type":"work","ordinal":"#)
+            JSONValue.encodeInteger(ordinal, into: &buffer)
+            buffer.appendLiteral(#","result":"#)
+            result.encode(into: &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        case .rebind(let unit, let revision):
+            buffer.appendLiteral(#"{"type":"rebind","unit":"#)
+            JSONValue.encodeString(unit, into: &buffer)
+            buffer.appendLiteral(#","rev":"#)
+            JSONValue.encodeInteger(revision, into: &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends route parameters as a JSON object, keys sorted.
+    private static func encode(_ parameters: [String: String], into buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "{"))
+        var first = true
+        for key in InputRecord.sortedKeys(parameters) {
+            guard let value = parameters[key] else { continue }
+            if !first { buffer.append(UInt8(ascii: ",")) }
+            first = false
+            JSONValue.encodeString(key, into: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            JSONValue.encodeString(value, into: &buffer)
+        }
+        buffer.append(UInt8(ascii: "}"))
+    }
+}
