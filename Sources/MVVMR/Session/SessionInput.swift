@@ -123,26 +123,35 @@ extension SessionEvent {
     }
 
     /// Adds the event's number, kind, page, revision and content to `digest`.
-    func combine(into digest: inout StableDigest) {
+    /// - Parameters:
+    ///   - digest: the page's digest so far.
+    ///   - scratch: a buffer to encode JSON in, reused from event to event (its contents are replaced).
+    func combine(into digest: inout StableDigest, scratch: inout [UInt8]) {
+        /// The JSON text of `value`, as `jsonBytes` gives it, added to the digest without a new array.
+        func combineJSON(_ encode: (inout [UInt8]) -> Void) {
+            scratch.removeAll(keepingCapacity: true)
+            encode(&scratch)
+            digest.combine(scratch)
+        }
         digest.combine(sequence)
         switch kind {
         case .patch(let patch):
             digest.combine(1)
             digest.combine(patch.rev)
-            digest.combine(patch.patch.jsonBytes)
+            combineJSON { patch.patch.encode(into: &$0) }
         case .snapshot(let snapshot):
             digest.combine(2)
             digest.combine(snapshot.rev)
-            digest.combine(snapshot.view.jsonBytes)
+            combineJSON { snapshot.view.encode(into: &$0) }
         case .navigation(let navigation):
             digest.combine(3)
             digest.combine(navigation.kind.rawValue.utf8)
             digest.combine(navigation.state.stack.joined(separator: "\u{1}").utf8)
             digest.combine(navigation.page.rev)
-            digest.combine(navigation.page.view.jsonBytes)
+            combineJSON { navigation.page.view.encode(into: &$0) }
             if let callback = navigation.callbackPatch {
                 digest.combine(callback.rev)
-                digest.combine(callback.patch.jsonBytes)
+                combineJSON { callback.patch.encode(into: &$0) }
             }
         }
     }
@@ -166,9 +175,19 @@ extension [SessionEvent] {
 
     /// Per page, the digest of these events about it, in order.
     var pageDigests: [String: UInt64] {
+        guard let first = self.first else { return [:] }
+        var scratch: [UInt8] = []
+        scratch.reserveCapacity(256)
+        let unit = first.pageUnit
+        // Most inputs change one page: one digest, no dictionary of them.
+        if allSatisfy({ $0.pageUnit == unit }) {
+            var digest = StableDigest()
+            for event in self { event.combine(into: &digest, scratch: &scratch) }
+            return [unit: digest.value]
+        }
         var digests: [String: StableDigest] = [:]
         for event in self {
-            event.combine(into: &digests[event.pageUnit, default: StableDigest()])
+            event.combine(into: &digests[event.pageUnit, default: StableDigest()], scratch: &scratch)
         }
         return digests.mapValues(\.value)
     }
