@@ -53,16 +53,14 @@ public struct SessionLog: Sendable, Hashable {
             throw InputRecordFormatError(
                 "'version' \(json["version"].map { "\($0)" } ?? "(none)") is not 1 or 2, the versions this kit reads")
         }
-        if version >= 2, let snapshot = json["snapshot"], !snapshot.isNull {
-            self.snapshot = try SessionSnapshot(json: snapshot)
-        } else {
-            self.snapshot = nil
+        var snapshot: SessionSnapshot?
+        if version >= 2, let snapshotJSON = json["snapshot"], !snapshotJSON.isNull {
+            snapshot = try SessionSnapshot(json: snapshotJSON)
         }
         guard let items = json["records"]?.arrayValue else { throw InputRecordFormatError("'records' must be an array") }
         var records: [InputRecord] = []
         for item in items { records.append(try InputRecord(json: item)) }
-        self.records = records
-        units = json["units"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.init(snapshot: snapshot, records: records, units: json["units"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 }
 
