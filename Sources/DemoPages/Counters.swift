@@ -8,7 +8,7 @@ import MVVMR
 //        "hasMore": true, "loading": false, "status": "Loaded page 1"}
 
 /// The rows of the counters page and how their loading stands.
-struct CountersState: Hashable {
+struct CountersState: Hashable, Codable, Sendable {
     /// The rows of every page loaded so far.
     var rows: [CounterRow]
     /// The last page loaded.
@@ -129,20 +129,39 @@ struct CountersView: View {
     }
 }
 
-/// Counts per row and loads further pages on demand, one at a time.
-final class CountersViewModel: ViewModel {
+/// Counts per row and loads further pages on demand, one at a time. Restorable: its saved state is the
+/// scan's latest state (none while a page is loading), so a long session's increments are compacted.
+final class CountersViewModel: RestorableViewModel {
     private let pages: any CounterPagesService
     private let scheduler: Scheduler
+    /// The state the page starts from: page 1, or the saved state it is restored from.
+    private let initial: CountersState
+    /// The scan's latest state.
+    private let latest: LatestState<CountersState>
 
     init(context: UnitContext) throws {
         pages = try context.services.require((any CounterPagesService).self)
         scheduler = context.scheduler
+        initial = CountersState(first: pages.firstPage(), pageSize: pages.pageSize)
+        latest = LatestState(initial)
+    }
+
+    init(context: UnitContext, restoring savedState: CountersState) throws {
+        pages = try context.services.require((any CounterPagesService).self)
+        scheduler = context.scheduler
+        initial = savedState
+        latest = LatestState(savedState)
+    }
+
+    /// The latest state; nil while a page is loading (its answer is a job in flight).
+    var savedState: CountersState? {
+        latest.value.loading ? nil : latest.value
     }
 
     func transform(_ input: CountersInput) -> CountersOutput {
         let pages = self.pages
-        let initial = CountersState(first: pages.firstPage(), pageSize: pages.pageSize)
-        let latest = LatestState(initial)
+        let initial = self.initial
+        let latest = self.latest
         // A request only while no other runs and a page is left; it is read before the request is
         // applied, and each event is applied before the next one arrives.
         let requests = input.loadMore.compactMap { latest.value.nextPageToLoad }

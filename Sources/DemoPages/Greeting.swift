@@ -34,22 +34,37 @@ struct GreetingView: View {
     }
 }
 
-/// Greets the `Person` service's person when asked.
-final class GreetingViewModel: ViewModel {
+/// Greets the `Person` service's person when asked. Restorable: its saved state is whether it has greeted.
+final class GreetingViewModel: RestorableViewModel {
     /// The line shown before the user asks.
     static let question = "Say hello to who?"
 
     private let person: Person
+    /// Whether the user asked for the greeting.
+    private let greeted: LatestState<Bool>
 
     init(context: UnitContext) throws {
         person = try context.services.require(Person.self)
+        greeted = LatestState(false)
     }
+
+    init(context: UnitContext, restoring greeted: Bool) throws {
+        person = try context.services.require(Person.self)
+        self.greeted = LatestState(greeted)
+    }
+
+    /// Whether it has greeted.
+    var savedState: Bool? { greeted.value }
 
     func transform(_ input: GreetingInput) -> GreetingOutput {
         let person = self.person
+        let greeted = self.greeted
         let greeting = input.showGreeting
-            .map { "Hello \(person.fullName)" }
-            .asDriver(startingWith: Self.question)
+            .map { () -> String in
+                greeted.value = true
+                return "Hello \(person.fullName)"
+            }
+            .asDriver(startingWith: greeted.value ? "Hello \(person.fullName)" : Self.question)
         return GreetingOutput(person: .just(person), greeting: greeting)
     }
 }

@@ -37,16 +37,31 @@ struct SettingsView: View {
     }
 }
 
-/// Lets the user pick a theme and returns it to the page below.
-final class SettingsViewModel: ViewModel {
+/// Lets the user pick a theme and returns it to the page below. Restorable: its saved state is the theme picked.
+final class SettingsViewModel: RestorableViewModel {
     private let initialTheme: Theme
+    /// The theme picked last.
+    private let picked: LatestState<Theme>
 
     init(context: UnitContext) {
         initialTheme = context.sentValue(as: Theme.self) ?? .light
+        picked = LatestState(initialTheme)
     }
 
+    init(context: UnitContext, restoring savedState: Theme) {
+        initialTheme = savedState
+        picked = LatestState(savedState)
+    }
+
+    /// The theme picked.
+    var savedState: Theme? { picked.value }
+
     func transform(_ input: SettingsInput) -> SettingsOutput {
-        let theme = input.theme.asDriver(startingWith: initialTheme)
+        let picked = self.picked
+        let theme = input.theme.map { theme -> Theme in
+            picked.value = theme
+            return theme
+        }.asDriver(startingWith: initialTheme)
         return SettingsOutput(
             theme: theme,
             themes: .just(Theme.allCases),

@@ -38,7 +38,19 @@ extension PageServer {
             logger.log(.error, "store_unavailable", [("operation", "load"), ("error", .string(error.description))])
             throw .storeUnavailable
         }
-        guard let stored, !stored.records.isEmpty else { return nil }
+        guard let stored, !stored.records.isEmpty || stored.snapshot != nil else { return nil }
+        var snapshot: SessionSnapshot?
+        if let storedSnapshot = stored.snapshot {
+            do {
+                snapshot = try SessionSnapshot(json: try JSONValue(parsing: storedSnapshot.body, maxDepth: 512))
+            } catch {
+                // The records after it cannot be replayed without it: the session is lost (its client starts anew).
+                logger.log(
+                    .error, "session_snapshot_unreadable",
+                    [("session", .string(SessionIdentifier.redacted(identifier))), ("error", .string("\(error)"))])
+                return nil
+            }
+        }
         var records: [InputRecord] = []
         records.reserveCapacity(stored.records.count)
         for storedRecord in stored.records {
@@ -54,8 +66,8 @@ extension PageServer {
         }
         let session = ServerSession(
             identifier: identifier, registry: registry, services: services, sharedLimits: sharedSessionLimits,
-            store: store, restoring: true)
-        let report = session.restore(from: records, recordCap: configuration.maxPageRecords)
+            store: store, restoring: true, compaction: compaction)
+        let report = session.restore(from: snapshot, records: records, recordCap: configuration.maxPageRecords)
         session.startLogging(storedThrough: max(stored.lastNumber, records.last?.number ?? 0))
         for unit in report.divergedUnits {
             let capped = report.cappedUnits.contains(unit)
@@ -94,6 +106,7 @@ extension PageServer {
             .debug, "session_restored",
             [
                 ("session", .string(SessionIdentifier.redacted(identifier))), ("records", .int(records.count)),
+                ("snapshot", .int(snapshot?.number ?? 0)),
                 ("diverged", .int(report.divergedUnits.count)),
                 ("duration_ms", .double(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
             ])

@@ -246,7 +246,7 @@ extension PageServer {
         if let retryAfter = newSessionLimiter.admit(clientAddress(request)) { throw .rateLimited(retryAfter: retryAfter) }
         let session = ServerSession(
             identifier: SessionIdentifier.generate(), registry: registry, services: services, sharedLimits: sharedSessionLimits,
-            store: store)
+            store: store, compaction: compaction)
         let started: NavigationResult
         do throws(PageError) {
             started = try session.pages.start(at: unit, parameters: parameters)
@@ -509,8 +509,8 @@ extension PageServer {
 
     // MARK: - Session log
 
-    /// `GET /api/session/log`: the session's stored input records, in the versioned format of
-    /// docs/PROTOCOL.md ("Session logs"), for a bug report that `PageTester` can replay.
+    /// `GET /api/session/log`: the session's stored snapshot (when its log was compacted) and input records, in
+    /// the versioned format of docs/PROTOCOL.md ("Session logs"), for a bug report that `PageTester` can replay.
     private func sessionLogResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         let session = try session(for: request)
         let stored: StoredSession?
@@ -522,8 +522,12 @@ extension PageServer {
         }
         var body: [UInt8] = []
         body.reserveCapacity(stored?.records.reduce(128) { $0 + $1.body.count + 1 } ?? 128)
-        body += Array(#"{"format":"mvvmr-session-log","version":1,"units":"#.utf8)
+        body += Array(#"{"format":"mvvmr-session-log","version":2,"units":"#.utf8)
         JSONValue.array(registry.units.map { .string($0.name) }).encode(into: &body)
+        if let snapshot = stored?.snapshot {
+            body += Array(#","snapshot":"#.utf8)
+            body += snapshot.body
+        }
         body += Array(#","records":["#.utf8)
         for (index, record) in (stored?.records ?? []).enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }

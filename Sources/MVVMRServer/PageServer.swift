@@ -63,6 +63,8 @@ public final class PageServer: Sendable {
     let divergences: Counter
     let pageResets: Counter
     let storeFailures: Counter
+    /// When and where sessions' logs are compacted (`SNAPSHOT_AFTER_RECORDS`), with its counter.
+    let compaction: SessionCompaction
 
     /// Creates a server; nothing listens until ``start()``.
     /// - Parameters:
@@ -124,6 +126,13 @@ public final class PageServer: Sendable {
             help: "Pages bound fresh on restore because their logs passed MAX_PAGE_RECORDS actions.")
         storeFailures = metrics.counter(
             "mvvmr_store_failures_total", help: "Inputs refused because the session store could not keep them.")
+        compaction = SessionCompaction(
+            afterRecords: self.store.keepsSessions ? configuration.snapshotAfterRecords : 0,
+            recordCap: configuration.maxPageRecords,
+            compactions: metrics.counter(
+                "mvvmr_session_compactions_total",
+                help: "Session logs compacted: a snapshot saved in place of the records it stands for."),
+            logger: self.logger)
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
         metrics.gauge("mvvmr_pages_live", help: "Live pages across all sessions.") { [sessions] in
             Double(sessions.allEntries().reduce(0) { $0 + $1.pages.livePageCount })

@@ -2,20 +2,29 @@ import JSONPatch
 import MVVMR
 import Testing
 
-/// A session's input log as `GET /api/session/log` gives it (format `mvvmr-session-log`, version 1; see
+/// A session's input log as `GET /api/session/log` gives it (format `mvvmr-session-log`, versions 1 and 2; see
 /// docs/PROTOCOL.md "Session logs"): what a bug report attaches, and what ``PageTester/replay(_:registry:services:sourceLocation:)``
 /// turns back into the session the user had.
 public struct SessionLog: Sendable, Hashable {
-    /// The records, in number order.
+    /// The newest version of the log's format this kit reads (version 2 added the snapshot).
+    public static let newestVersion = 2
+
+    /// The snapshot the log was compacted into, standing for every record up to its number; nil when the
+    /// log starts at its first record.
+    public let snapshot: SessionSnapshot?
+    /// The records (after the snapshot, when there is one), in number order.
     public let records: [InputRecord]
     /// The unit names the server that wrote the log served.
     public let units: [String]
 
-    /// A log of these records (a test's own, collected with `PageSession.setRecorder`).
+    /// A log of these records (a test's own, collected with `PageSession.setRecorder`), after `snapshot` when
+    /// one is given (`PageSession.takeSnapshot`).
     /// - Parameters:
+    ///   - snapshot: the snapshot the records follow, if any.
     ///   - records: the records, in number order.
     ///   - units: the unit names of the app that wrote them.
-    public init(records: [InputRecord], units: [String] = []) {
+    public init(snapshot: SessionSnapshot? = nil, records: [InputRecord], units: [String] = []) {
+        self.snapshot = snapshot
         self.records = records
         self.units = units
     }
@@ -40,14 +49,18 @@ public struct SessionLog: Sendable, Hashable {
         guard json["format"]?.stringValue == "mvvmr-session-log" else {
             throw InputRecordFormatError("'format' must be \"mvvmr-session-log\"")
         }
-        guard let version = json["version"]?.intValue, version == 1 else {
-            throw InputRecordFormatError("'version' \(json["version"].map { "\($0)" } ?? "(none)") is not 1, the version this kit reads")
+        guard let version = json["version"]?.intValue, (1...Self.newestVersion).contains(version) else {
+            throw InputRecordFormatError(
+                "'version' \(json["version"].map { "\($0)" } ?? "(none)") is not 1 or 2, the versions this kit reads")
+        }
+        var snapshot: SessionSnapshot?
+        if version >= 2, let snapshotJSON = json["snapshot"], !snapshotJSON.isNull {
+            snapshot = try SessionSnapshot(json: snapshotJSON)
         }
         guard let items = json["records"]?.arrayValue else { throw InputRecordFormatError("'records' must be an array") }
         var records: [InputRecord] = []
         for item in items { records.append(try InputRecord(json: item)) }
-        self.records = records
-        units = json["units"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.init(snapshot: snapshot, records: records, units: json["units"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 }
 
@@ -57,7 +70,8 @@ extension PageTester {
     ///
     /// Every record's events are compared with the digests the server logged: a page that comes out different
     /// from what the user saw is an issue (the code changed since, or depends on something outside its
-    /// context), and so is a record that could not be applied.
+    /// context), and so is a record that could not be applied. A compacted log's pages come back from its
+    /// snapshot first; one whose saved state no longer gives the view the snapshot holds is an issue too.
     ///
     /// ```swift
     /// let session = try PageTester.replay(SessionLog(bytes: reported), registry: DemoApp.registry, services: services)
@@ -74,7 +88,10 @@ extension PageTester {
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> PageSession {
         let session = PageSession(registry: registry, services: services, clock: .virtual)
-        let report = session.restore(from: log.records)
+        let report = session.restore(from: log.snapshot, records: log.records)
+        for unit in report.snapshotMismatchedUnits {
+            Issue.record("\(unit): its saved state did not give the view the snapshot holds", sourceLocation: sourceLocation)
+        }
         for number in report.mismatchedRecords {
             Issue.record("record \(number): the replay did not give the events the server logged", sourceLocation: sourceLocation)
         }

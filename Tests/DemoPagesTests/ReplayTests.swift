@@ -112,7 +112,7 @@ private final class RecordedLog: Sendable {
     @Test func aLogOfAnotherFormatOrVersionIsRefused() {
         #expect(throws: InputRecordFormatError.self) { try SessionLog(bytes: Array(#"{"format":"other","version":1,"records":[]}"#.utf8)) }
         #expect(throws: InputRecordFormatError.self) {
-            try SessionLog(bytes: Array(#"{"format":"mvvmr-session-log","version":2,"records":[]}"#.utf8))
+            try SessionLog(bytes: Array(#"{"format":"mvvmr-session-log","version":3,"records":[]}"#.utf8))
         }
         #expect(throws: InputRecordFormatError.self) {
             try SessionLog(bytes: Array(#"{"format":"mvvmr-session-log","version":1,"records":[{"number":0}]}"#.utf8))

@@ -49,7 +49,8 @@ public final class Scheduler {
     private var virtualNow: Duration = .zero
     private var timers: [Int: Timer] = [:]
     private var jobs: [Int: Job] = [:]
-    private var nextID = 0
+    /// The ordinal of the next timer or job (a session snapshot keeps it, so a restored session numbers on).
+    var nextID = 0
     /// The wall clock's reading (time since 1970, UTC) at this scheduler's zero: see ``wallClock``.
     public internal(set) var wallClockOrigin: Duration = .zero
 

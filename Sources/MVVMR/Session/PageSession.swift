@@ -161,8 +161,35 @@ public final class PageSession: Sendable {
         from records: [InputRecord], recordCap: Int = .max,
         replayed: (InputRecord, [SessionEvent], ActionResult?) -> Void = { _, _, _ in }
     ) -> RestoreReport {
+        restore(from: nil, records: records, recordCap: recordCap, replayed: replayed)
+    }
+
+    /// Restores a compacted log into this fresh session (made with a virtual clock): first the pages of
+    /// `snapshot` are bound again (each from its saved states, see ``RestorableViewModel``; a page whose view
+    /// then differs from the snapshot's digest is diverged, reported to be bound fresh), then the records after
+    /// it are replayed as ``restore(from:recordCap:replayed:)`` does. Then call ``goLive()``.
+    ///
+    /// A page whose ViewModel is a ``RestorableViewModel`` is never capped: its records are compacted instead.
+    /// - Parameters:
+    ///   - snapshot: the log's snapshot (nil: the log starts at its first record).
+    ///   - records: the records after the snapshot, in number order.
+    ///   - recordCap: the most action records a page without a saved state may have to be replayed.
+    ///   - replayed: called for every record applied (see ``restore(from:recordCap:replayed:)``).
+    /// - Returns: what the restore found.
+    public func restore(
+        from snapshot: SessionSnapshot?, records: [InputRecord], recordCap: Int = .max,
+        replayed: (InputRecord, [SessionEvent], ActionResult?) -> Void = { _, _, _ in }
+    ) -> RestoreReport {
         core.withLock { core in
             var report = RestoreReport()
+            var diverged = Set<String>()
+            var resetBySnapshot = Set<String>()
+            if let snapshot {
+                let found = core.restore(from: snapshot)
+                diverged.formUnion(found.mismatched)
+                resetBySnapshot.formUnion(found.boundFresh)
+                report.snapshotMismatchedUnits = found.mismatched.sorted()
+            }
             // A page with more action records than the cap (since its last rebind) is not replayed at all: it
             // starts out as diverged, so it is bound fresh, and replaying a session stays bounded.
             var actionCounts: [String: Int] = [:]
@@ -176,10 +203,14 @@ public final class PageSession: Sendable {
                 default: break
                 }
             }
-            // Capped pages stay skipped through the whole log (a page bound again or rebound does not end it).
-            let capped = Set(actionCounts.filter { $0.value > recordCap }.keys)
+            // Capped pages stay skipped through the whole log (a page bound again or rebound does not end it). A
+            // page with a saved state is not capped: its records are compacted instead.
+            let capped = Set(
+                actionCounts.filter { unit, count in
+                    count > recordCap && core.registry.unit(named: unit)?.isRestorable != true
+                }.keys
+            ).union(resetBySnapshot)
             report.cappedUnits = capped.sorted()
-            var diverged = Set<String>()
             var skipped: [(number: Int, unit: String)] = []
             for record in records {
                 if case .action(let unit, _, _, _) = record.input, diverged.contains(unit) || capped.contains(unit) {
@@ -223,6 +254,18 @@ public final class PageSession: Sendable {
             }.map(\.number)
             return report
         }
+    }
+
+    /// The session as it is now, standing for every record up to ``inputNumber``, for a store to keep instead
+    /// of those records (compaction); nil when it cannot be written down now (then try again after later
+    /// inputs): a timer or an async job is pending, or a live page has no saved state (its ViewModel is not a
+    /// ``RestorableViewModel``, or not at a quiet point), was reached by an input since it was bound, and has
+    /// not passed `recordCap` actions. Released pages are simply not in it.
+    /// - Parameters:
+    ///   - annotation: kept in the snapshot, uninterpreted (a server's recent idempotent answers).
+    ///   - recordCap: the page record cap: a page without a saved state past it is bound fresh on restore.
+    public func takeSnapshot(annotation: JSONValue? = nil, recordCap: Int = .max) -> SessionSnapshot? {
+        core.withLock { $0.takeSnapshot(annotation: annotation, recordCap: recordCap) }
     }
 
     /// Releases the live page of `unit` and binds a fresh one in its place at the same route parameters, its
@@ -328,6 +371,9 @@ public struct RestoreReport: Sendable, Hashable {
     /// Records that were skipped and that a rebind stands for (in the log, or the one to make now for a
     /// diverged page): once that rebind is stored they can be removed from the store.
     public var supersededRecords: [Int] = []
+    /// The pages of the snapshot restored from whose view did not match the snapshot's digest (their saved
+    /// state no longer gives the page they were): among ``divergedUnits``, to bind fresh.
+    public var snapshotMismatchedUnits: [String] = []
 }
 
 /// The system's wall clock, read where a session's clock begins or resumes (never by a ViewModel).

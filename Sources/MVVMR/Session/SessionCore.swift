@@ -55,6 +55,9 @@ final class SessionCore {
         self.historyByteLimit = historyByteLimit
         scheduler.runTurn = { [weak self] reentry, body in
             guard let self else { return body() }
+            // A timer or a job belongs to some page's streams; which one is not known, so every page counts as
+            // reached (none of them is bound again from its first binding by a snapshot).
+            for page in pages.values { page.receivedInput = true }
             beginOperation()
             runTurn(body)
             switch reentry {
@@ -178,6 +181,8 @@ final class SessionCore {
             throw PageError(.invalidRequest, "rev \(clientRevision) is not a revision of \(name) (at \(revisionBefore))")
         }
         beginOperation()
+        page.receivedInput = true
+        page.actionCount += 1
         runTurn {
             for delivery in entry.deliveries { delivery(value) }
         }
@@ -284,6 +289,114 @@ final class SessionCore {
         return inputNumber
     }
 
+
+    // MARK: Snapshots
+
+    /// The session as it is now, standing for every record up to ``inputNumber``; nil when it cannot be
+    /// written down now: a timer or an async job is pending (a closure in a stream graph), or a live page is
+    /// neither saved (a ``RestorableViewModel`` at a quiet point), nor untouched since it was bound, nor past
+    /// `recordCap` actions (then it is bound fresh on restore, as a restore from the log would bind it).
+    func takeSnapshot(annotation: JSONValue?, recordCap: Int) -> SessionSnapshot? {
+        guard !isReplaying, !isInTurn, inputNumber > 0, scheduler.scheduledTimerCount == 0,
+            scheduler.pendingWorkCount == 0
+        else { return nil }
+        var saved: [SessionSnapshot.SavedPage] = []
+        for page in pages.values {
+            let restoration: SessionSnapshot.Restoration
+            var random = page.random.position
+            if let states = page.savedStates {
+                restoration = .savedStates(states)
+            } else if !page.receivedInput && page.document.revision == page.boundRevision {
+                restoration = .bindAgain
+                random = page.randomSeed
+            } else if page.actionCount > recordCap {
+                restoration = .boundFresh
+                random = page.randomSeed
+            } else {
+                return nil
+            }
+            saved.append(
+                SessionSnapshot.SavedPage(
+                    unit: page.unit.name, parameters: page.parameters, sentValue: page.sentValue,
+                    revision: page.document.revision, viewDigest: page.viewDigest, random: random,
+                    restoration: restoration))
+        }
+        var released: [String: Int] = loggedRevisions
+        for (unit, revision) in revisions.all where revision > released[unit] ?? -1 { released[unit] = revision }
+        return SessionSnapshot(
+            number: inputNumber, time: scheduler.now, sequence: sequence, seed: seed,
+            wallClock: scheduler.wallClockOrigin, bindCount: bindCount, nextOrdinal: scheduler.nextID,
+            stack: stack.map { SessionSnapshot.StackEntry(unit: $0.unit, presented: $0.presented) }, pages: saved,
+            revisions: released, annotation: annotation)
+    }
+
+    /// What binding a session's pages from a snapshot found.
+    struct SnapshotRestore {
+        /// The pages whose restored view does not match the snapshot's digest (or that could not be bound from
+        /// their saved states): bound as at first, to be bound fresh by the caller, like a diverged page.
+        var mismatched: [String] = []
+        /// The pages the snapshot says to bind fresh (they passed the record cap without a saved state).
+        var boundFresh: [String] = []
+    }
+
+    /// Makes this fresh session (on a virtual clock, nothing bound yet) what `snapshot` says: its numbers, its
+    /// clock, its navigation stack, and every page bound again (from its saved states, or as it was first
+    /// bound). Emits no event and records nothing.
+    func restore(from snapshot: SessionSnapshot) -> SnapshotRestore {
+        isReplaying = true
+        defer {
+            isReplaying = false
+            lastReplayed = nil
+        }
+        var found = SnapshotRestore()
+        inputNumber = snapshot.number
+        sequence = snapshot.sequence
+        seed = snapshot.seed
+        scheduler.wallClockOrigin = snapshot.wallClock
+        scheduler.moveVirtualTime(to: snapshot.time)
+        scheduler.nextID = snapshot.nextOrdinal
+        for (unit, revision) in snapshot.revisions {
+            revisions[unit] = revision
+            loggedRevisions[unit] = revision
+        }
+        for saved in snapshot.pages {
+            guard let unit = registry.unit(named: saved.unit) else { continue }
+            var page: BoundPage?
+            var fromSavedStates = false
+            if case .savedStates(let states) = saved.restoration {
+                page = try? bind(
+                    unit, sentValue: saved.sentValue, parameters: saved.parameters, revision: saved.revision,
+                    savedStates: states, randomState: saved.random)
+                // Its state is not the one it was first bound with: never bound again as at first.
+                page?.receivedInput = true
+                fromSavedStates = page != nil
+            }
+            if page == nil {
+                page = try? bind(
+                    unit, sentValue: saved.sentValue, parameters: saved.parameters, revision: saved.revision,
+                    randomState: saved.random)
+            }
+            guard let page else { continue }
+            pages[unit.name] = page
+            drainWork()
+            page.document.absorbChanges()
+            turn.forget(page.document)
+            if saved.restoration == .boundFresh {
+                found.boundFresh.append(unit.name)
+            } else if case .savedStates = saved.restoration, !fromSavedStates {
+                found.mismatched.append(unit.name)
+            } else if page.viewDigest != saved.viewDigest {
+                found.mismatched.append(unit.name)
+            }
+        }
+        // A route a page emitted while bound again is not a navigation of the session (the stack is the snapshot's).
+        while turn.takeNavigation() != nil {}
+        _ = turn.takeWork()
+        turn.clearChangedDocuments()
+        bindCount = snapshot.bindCount
+        stack = snapshot.stack.filter { pages[$0.unit] != nil }.map { StackEntry(unit: $0.unit, presented: $0.presented) }
+        return found
+    }
 
     /// Ends an input: numbers and times its record, with the digests of the events it caused (only when
     /// a log is kept), and hands it to the recorder (or keeps it, while replaying).
@@ -452,6 +565,7 @@ final class SessionCore {
         guard let below = stack.last, let page = pages[below.unit] else { return }
         var callbackPatch: PagePatch?
         if let value {
+            page.receivedInput = true
             let callbacks = page.callbacks
             turn.enqueue { callbacks.deliver(value) }
             drainWork()
@@ -489,7 +603,8 @@ final class SessionCore {
     /// Makes a fresh page of `unit`: View, ViewModel and parts, wired; its revision goes on from the
     /// unit's last one. On failure nothing stays behind.
     private func bind(
-        _ unit: UnitCase, sentValue: JSONValue?, parameters: [String: String], revision fixedRevision: Int? = nil
+        _ unit: UnitCase, sentValue: JSONValue?, parameters: [String: String], revision fixedRevision: Int? = nil,
+        savedStates: [JSONValue]? = nil, randomState: UInt64? = nil
     ) throws(PageError) -> BoundPage {
         // A live page of the unit (being replaced) holds its latest revision; a released one left it in
         // `revisions`. Either way the fresh page goes on from there.
@@ -510,7 +625,8 @@ final class SessionCore {
         var pageSeed = StableDigest()
         pageSeed.combine(Int(bitPattern: UInt(seed)))
         pageSeed.combine(bindCount)
-        context.random = SessionRandom(seed: pageSeed.value)
+        let randomSeed = randomState ?? pageSeed.value
+        context.random = SessionRandom(seed: randomSeed)
         var pairs: [BoundPair] = []
         func fail(_ error: PageError) -> PageError {
             subscriptions.dispose()
@@ -518,8 +634,13 @@ final class SessionCore {
             return error
         }
         do {
-            try bindPairs(of: unit, page: page, actions: Actions(registry: registry, prefix: ""), context: context,
-                          into: &pairs)
+            var states = savedStates.map { ArraySlice($0) }
+            try bindPairs(
+                of: unit, page: page, actions: Actions(registry: registry, prefix: ""), context: context,
+                savedStates: &states, into: &pairs)
+            if let states, !states.isEmpty {
+                throw PageError(.bindingFailed, "\(unit.name) has fewer parts than its saved states")
+            }
         } catch let error as PageError {
             throw fail(error)
         } catch {
@@ -531,20 +652,31 @@ final class SessionCore {
         document.startRecording()
         return BoundPage(
             unit: unit, document: document, actions: registry, subscriptions: subscriptions, callbacks: callbacks,
-            parameters: parameters, pairs: pairs)
+            parameters: parameters, sentValue: sentValue, random: context.random, randomSeed: randomSeed, pairs: pairs)
     }
 
+    /// Binds the pairs of `unit` and its parts, in order; with saved states, each pair takes the next one.
     private func bindPairs(
-        of unit: UnitCase, page: Page, actions: Actions, context: UnitContext, into pairs: inout [BoundPair]
+        of unit: UnitCase, page: Page, actions: Actions, context: UnitContext, savedStates: inout ArraySlice<JSONValue>?,
+        into pairs: inout [BoundPair]
     ) throws {
-        pairs.append(try unit.bindPair(context, actions, page))
+        var state: JSONValue?
+        if savedStates != nil {
+            guard let next = savedStates?.popFirst() else {
+                throw PageError(.bindingFailed, "\(unit.name) has more parts than its saved states")
+            }
+            state = next
+        }
+        pairs.append(try unit.bindPair(context, actions, page, state))
         for part in unit.parts {
             let partPage = page.part(at: part.path)
             if page.document.snapshotView[partPage.base] == nil {
                 page.document.write(.object(JSONObject()), at: partPage.base)
             }
             let partActions = Actions(registry: actions.registry, prefix: actions.prefix + part.name + ".")
-            try bindPairs(of: part.unit, page: partPage, actions: partActions, context: context, into: &pairs)
+            try bindPairs(
+                of: part.unit, page: partPage, actions: partActions, context: context, savedStates: &savedStates,
+                into: &pairs)
         }
     }
 

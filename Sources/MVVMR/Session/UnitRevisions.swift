@@ -11,6 +11,11 @@ struct UnitRevisions {
 
     private var entries: [Entry] = []
 
+    /// Every unit's last revision, in the order first recorded.
+    var all: [(unit: String, revision: Int)] {
+        entries.map { ($0.unit, $0.revision) }
+    }
+
     subscript(unit: String) -> Int? {
         get {
             for entry in entries where entry.unit == unit { return entry.revision }

@@ -17,6 +17,11 @@ public final class SessionRandom: RandomNumberGenerator, Sendable {
         state = Locked(seed)
     }
 
+    /// Where the generator stands: a generator made with this as its seed goes on with the same numbers.
+    var position: UInt64 {
+        state.withLock { $0 }
+    }
+
     /// The next 64 random bits (SplitMix64).
     public func next() -> UInt64 {
         state.withLock { state in

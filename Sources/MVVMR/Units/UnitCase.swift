@@ -28,9 +28,13 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     public let actions: [ActionDescriptor]
     /// The sub-views mounted in the unit's page.
     public let parts: [UnitPart]
-    /// Makes the View and the ViewModel, wires Input → ViewModel → Output → page, and returns what
-    /// must stay alive as long as the page. It captures only metatypes, so it is `Sendable`.
-    let bindPair: @Sendable (UnitContext, Actions, Page) throws -> BoundPair
+    /// Whether the unit's ViewModel is a ``RestorableViewModel`` (its page can be saved in a session snapshot,
+    /// when its parts' can too).
+    public let isRestorable: Bool
+    /// Makes the View and the ViewModel (from a saved state, when one is given: see ``RestorableViewModel``),
+    /// wires Input → ViewModel → Output → page, and returns what must stay alive as long as the page. It
+    /// captures only metatypes, so it is `Sendable`.
+    let bindPair: @Sendable (UnitContext, Actions, Page, JSONValue?) throws -> BoundPair
 
     /// Pairs `view` with `viewModel` under `name`.
     /// - Parameters:
@@ -53,24 +57,62 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
             }
         }
         self.actions = actions
-        bindPair = { context, actions, page in
+        isRestorable = ViewModelType.self is any RestorableViewModel.Type
+        bindPair = { context, actions, page, savedState in
             let view = ViewType()
             let input = view.input(from: actions)
-            let viewModel = try ViewModelType(context: context)
+            let viewModel: ViewModelType
+            if let savedState {
+                viewModel = try Self.restoredViewModel(ViewModelType.self, context: context, from: savedState)
+            } else {
+                viewModel = try ViewModelType(context: context)
+            }
             let output = try viewModel.transform(input)
             view.bind(output, to: page)
-            return BoundPair(view: view, viewModel: viewModel)
+            return BoundPair(view: view, viewModel: viewModel, saveState: Self.stateSaver(of: viewModel))
         }
     }
 
     private init(
         name: String, actions: [ActionDescriptor], parts: [UnitPart],
-        bindPair: @escaping @Sendable (UnitContext, Actions, Page) throws -> BoundPair
+        bindPair: @escaping @Sendable (UnitContext, Actions, Page, JSONValue?) throws -> BoundPair
     ) {
         self.name = name
         self.actions = actions
         self.parts = parts
+        self.isRestorable = false
         self.bindPair = bindPair
+    }
+
+    /// A ViewModel of `type` made from its saved state (as JSON); throws when `type` is not restorable or the
+    /// state does not decode (the page is then bound fresh, like a page whose code changed).
+    private static func restoredViewModel<Model: ViewModel>(
+        _ type: Model.Type, context: UnitContext, from savedState: JSONValue
+    ) throws -> Model {
+        guard let restorable = type as? any RestorableViewModel.Type else {
+            throw PageError(.bindingFailed, "\(type) is not a RestorableViewModel")
+        }
+        guard let model = try restored(restorable, context: context, from: savedState) as? Model else {
+            throw PageError(.bindingFailed, "\(type) did not restore as itself")
+        }
+        return model
+    }
+
+    private static func restored<Model: RestorableViewModel>(
+        _ type: Model.Type, context: UnitContext, from savedState: JSONValue
+    ) throws -> Model {
+        try Model(context: context, restoring: try JSONValueDecoder().decode(Model.SavedState.self, from: savedState))
+    }
+
+    /// Reads a restorable ViewModel's saved state as JSON (nil when it is not at a quiet point, or its state
+    /// does not encode); nil for a ViewModel that is not restorable.
+    private static func stateSaver(of viewModel: some ViewModel) -> (() -> JSONValue?)? {
+        guard let restorable = viewModel as? any RestorableViewModel else { return nil }
+        return saver(of: restorable)
+    }
+
+    private static func saver<Model: RestorableViewModel>(of viewModel: Model) -> () -> JSONValue? {
+        { viewModel.savedState.flatMap { try? JSONValueEncoder().encode($0) } }
     }
 
     /// The same unit (name, actions, parts), whose binding throws `error` before it makes a View or a
@@ -78,7 +120,7 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     /// a failed binding does, reported in the result's `navigationFailure`.
     /// - Parameter error: the error binding throws.
     func failingToBind(with error: PageError) -> UnitCase {
-        UnitCase(name: name, actions: actions, parts: parts) { _, _, _ in throw error }
+        UnitCase(name: name, actions: actions, parts: parts) { _, _, _, _ in throw error }
     }
 
     /// The unit's route in the browser, `/name`.
@@ -98,4 +140,6 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
 struct BoundPair {
     let view: Any
     let viewModel: Any
+    /// Reads the ViewModel's saved state as JSON; nil for a ViewModel that is not a ``RestorableViewModel``.
+    let saveState: (() -> JSONValue?)?
 }

@@ -92,6 +92,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// for it to be replayed on restore; a page past it is bound fresh instead (its clients get a snapshot), so
     /// that restoring a session stays quick, and its records are dropped from the store.
     public var maxPageRecords = 10_000
+    /// `SNAPSHOT_AFTER_RECORDS`: once a session's store holds this many records since its last snapshot, the
+    /// server takes a snapshot of the session (off the request path) and the store keeps it instead of those
+    /// records (compaction), when every live page can be saved (see `RestorableViewModel`); 0: never.
+    public var snapshotAfterRecords = 500
 
     /// The defaults.
     public init() {}
@@ -246,6 +250,10 @@ public struct ServerConfiguration: Sendable, Equatable {
             "--max-page-records", "MAX_PAGE_RECORDS",
             "most action records of a page replayed on restore (past it the page is bound fresh)",
             range: 1...100_000_000, \.maxPageRecords),
+        integer(
+            "--snapshot-after-records", "SNAPSHOT_AFTER_RECORDS",
+            "records a session's log holds before the server compacts it into a snapshot (0: never)",
+            range: 0...100_000_000, \.snapshotAfterRecords),
     ]
 
     /// Reads the settings from flags and environment variables (a flag wins over its variable).

@@ -44,6 +44,12 @@ struct EventLog {
         count == 0 ? nil : entries.last?.sequence
     }
 
+    /// Starts a log whose events up to `sequence` are gone (a session restored from a snapshot): a replay from
+    /// before it can no longer be served.
+    mutating func startAfter(_ sequence: Int) {
+        droppedThrough = max(droppedThrough, sequence)
+    }
+
     /// Logs an event not yet framed, counted as `byteCount` bytes (its frame's estimated size).
     mutating func append(_ event: SessionEvent, byteCount: Int) {
         append(Entry(sequence: event.sequence, payload: .event(event), byteCount: byteCount))

@@ -125,6 +125,11 @@ struct IdempotencyCache {
         dropExpired(now: now)
     }
 
+    /// The kept entries with their keys, oldest first (a session snapshot keeps them).
+    var keptEntries: [(key: String, entry: Entry)] {
+        order.compactMap { key in entries[key].map { (key, $0) } }
+    }
+
     /// Drops the entries older than the retention (only those).
     mutating func dropExpired(now: ContinuousClock.Instant) {
         var dropped = 0

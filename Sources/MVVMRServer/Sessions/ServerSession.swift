@@ -38,6 +38,12 @@ final class ServerSession: Sendable {
         /// An append failed: what the session holds in memory is ahead of its log, so it must not be used
         /// again (the server restores it from the store instead).
         var storeFailure: SessionStoreError?
+        /// The number of the last record the store's snapshot of the session stands for (0: none).
+        var snapshotThrough = 0
+        /// No compaction is tried before this record is stored (one that could not be taken waits a while).
+        var nextCompactionAttempt = 0
+        /// A compaction is queued or running.
+        var isCompacting = false
         /// Answers waiting for an input's record to be stored.
         var waiters: [(number: Int, notify: @Sendable (SessionStoreError?) -> Void)] = []
     }
@@ -67,6 +73,8 @@ final class ServerSession: Sendable {
     /// Where the session's input log goes.
     let store: any SessionStore
     private let sharedLimits: SharedSessionLimits
+    /// When the session's log is compacted; nil: never.
+    private let compaction: SessionCompaction?
     /// What the session may hold (its server's, shared).
     var limits: SessionLimits { sharedLimits.limits }
     let streamState: Locked<StreamState>
@@ -101,12 +109,14 @@ final class ServerSession: Sendable {
     /// - Parameters:
     ///   - restoring: made to replay a stored log into (virtual clock, nothing logged until
     ///     ``startLogging(storedThrough:)``); a new session logs from its first input.
+    ///   - compaction: when its log is compacted into a snapshot (never without one).
     init(
         identifier: String, registry: UnitRegistry, services: Services, sharedLimits: SharedSessionLimits,
-        store: any SessionStore, restoring: Bool = false
+        store: any SessionStore, restoring: Bool = false, compaction: SessionCompaction? = nil
     ) {
         self.identifier = identifier
         self.sharedLimits = sharedLimits
+        self.compaction = compaction.flatMap { $0.afterRecords > 0 ? $0 : nil }
         self.store = store
         let limits = sharedLimits.limits
         streamState = Locked(StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
@@ -183,12 +193,20 @@ final class ServerSession: Sendable {
     /// The store's answer for input `number`: its events go out (and those of every input before it), and the
     /// answers waiting for them are sent; or the session is spoiled.
     private func recordStored(_ number: Int, outcome: Result<Void, SessionStoreError>) {
+        let compactionThreshold = compaction?.afterRecords ?? .max
+        var compactNow = false
         let (ready, failure, streams) = streamState.withLock {
             state -> ([@Sendable (SessionStoreError?) -> Void], SessionStoreError?, [EventStream]) in
             switch outcome {
             case .success:
                 if state.storeFailure != nil { return ([], nil, []) }
                 state.storedThrough = max(state.storedThrough, number)
+                if !state.isCompacting, state.storedThrough - state.snapshotThrough >= compactionThreshold,
+                    state.storedThrough >= state.nextCompactionAttempt
+                {
+                    state.isCompacting = true
+                    compactNow = true
+                }
                 var published = 0
                 for entry in state.unconfirmed {
                     guard entry.number <= number else { break }
@@ -216,6 +234,67 @@ final class ServerSession: Sendable {
         }
         for notify in ready { notify(failure) }
         for stream in streams { stream.close() }
+        // Never from here: this is the store's completion, and saving a snapshot waits for the store's writer.
+        if compactNow, let compaction { compaction.queue.async { [weak self] in self?.compact() } }
+    }
+
+    // MARK: - Compaction
+
+    /// Takes a snapshot of the session and has the store keep it instead of the records it stands for (those of
+    /// released pages go with them); on the compaction queue, never on a request's thread or in a store's
+    /// completion. A session that cannot be written down now (see ``PageSession/takeSnapshot(annotation:recordCap:)``)
+    /// is tried again some records later.
+    func compact() {
+        guard let compaction else { return }
+        var saved: Int?
+        defer {
+            streamState.withLock { state in
+                state.isCompacting = false
+                if let saved {
+                    state.snapshotThrough = max(state.snapshotThrough, saved)
+                } else {
+                    state.nextCompactionAttempt = state.storedThrough + compaction.retryAfterRecords
+                }
+            }
+        }
+        guard !isSpoiled else { return }
+        // The idempotency lock first (lock order): every keyed action before the snapshot has its answer cached.
+        let snapshot = idempotency.withLock { cache in
+            pages.takeSnapshot(annotation: Self.snapshotAnnotation(cache), recordCap: compaction.recordCap)
+        }
+        guard let snapshot else { return }
+        // The records it stands for must be stored (all are queued already); a failed one spoils the session.
+        waitUntilStored(snapshot.number)
+        guard !isSpoiled else { return }
+        do throws(SessionStoreError) {
+            try store.saveSnapshot(StoredSnapshot(number: snapshot.number, body: snapshot.json.jsonBytes), of: identifier)
+            saved = snapshot.number
+            compaction.compactions.increment()
+        } catch {
+            // The session ended meanwhile (outOfOrder), or the store cannot write now: its log stays as it is.
+            compaction.logger.log(
+                error.kind == .outOfOrder ? .debug : .warning, "session_compaction_failed",
+                [("session", .string(SessionIdentifier.redacted(identifier))), ("error", .string(error.description))])
+        }
+    }
+
+    /// What a snapshot keeps for the server: the idempotent answers still kept, so a keyed retry of an action
+    /// the snapshot stands for still gets its first answer once the session is restored from it.
+    static func snapshotAnnotation(_ cache: IdempotencyCache) -> JSONValue? {
+        let entries = cache.keptEntries
+        if entries.isEmpty { return nil }
+        return [
+            "idempotency": .array(
+                entries.map { item in
+                    var answer: JSONObject = [
+                        "key": .string(item.key), "unit": .string(item.entry.unit),
+                        "request_digest": .string(String(item.entry.requestDigest, radix: 16)),
+                        "status": .int(item.entry.status), "body": .string(String(decoding: item.entry.body, as: UTF8.self)),
+                    ]
+                    if let number = item.entry.inputNumber { answer["number"] = .int(number) }
+                    return .object(answer)
+                })
+        ]
     }
 
     /// Whether input `number`'s record is stored; when not yet, `notify` runs once it is (with nil) or once it
@@ -358,26 +437,43 @@ final class ServerSession: Sendable {
     /// Replays a stored log into this session (made with `restoring: true`): its pages, event log (for
     /// `Last-Event-ID`) and idempotent answers come back as they were.
     /// - Parameters:
-    ///   - records: the log, in order.
+    ///   - snapshot: the log's snapshot, if it was compacted (its pages and kept answers come back first).
+    ///   - records: the log (after the snapshot), in order.
     ///   - recordCap: the most action records a page may have to be replayed (past it, it is bound fresh).
     /// - Returns: what the replay found.
-    func restore(from records: [InputRecord], recordCap: Int = .max) -> RestoreReport {
+    func restore(from snapshot: SessionSnapshot? = nil, records: [InputRecord], recordCap: Int = .max) -> RestoreReport {
         let now = ContinuousClock.now
-        var answers: [(key: String, unit: String, digest: UInt64, body: [UInt8], number: Int)] = []
-        let report = pages.restore(from: records, recordCap: recordCap) { record, events, result in
+        var answers: [(key: String, unit: String, digest: UInt64, status: Int, body: [UInt8], number: Int?)] = []
+        if let snapshot {
+            // Its events are gone: a resume from before it gets snapshots of the pages.
+            streamState.withLock { state in
+                state.lastSequence = snapshot.sequence
+                state.log.startAfter(snapshot.sequence)
+                state.snapshotThrough = snapshot.number
+            }
+            for answer in snapshot.annotation?["idempotency"]?.arrayValue ?? [] {
+                guard let key = answer["key"]?.stringValue, let unit = answer["unit"]?.stringValue,
+                    let digest = answer["request_digest"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
+                    let status = answer["status"]?.intValue, let body = answer["body"]?.stringValue
+                else { continue }
+                answers.append((key, unit, digest, status, Array(body.utf8), answer["number"]?.intValue))
+            }
+        }
+        let report = pages.restore(from: snapshot, records: records, recordCap: recordCap) { record, events, result in
             publish(events)
             guard let result, case .object(let note)? = record.annotation,
                 let key = note["idempotency_key"]?.stringValue,
                 let digest = note["request_digest"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
                 case .action(let unit, _, _, _) = record.input
             else { return }
-            answers.append((key, unit, digest, ProtocolEncoding.actionResultBody(result), record.number))
+            answers.append((key, unit, digest, 200, ProtocolEncoding.actionResultBody(result), record.number))
         }
         if !answers.isEmpty {
             idempotency.withLock { cache in
                 for answer in answers {
                     cache.store(
-                        key: answer.key, unit: answer.unit, requestDigest: answer.digest, status: 200, body: answer.body,
+                        key: answer.key, unit: answer.unit, requestDigest: answer.digest, status: answer.status,
+                        body: answer.body,
                         inputNumber: answer.number, now: now)
                 }
                 idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
