@@ -13,8 +13,11 @@ import Locking
 /// Every request runs synchronously on the calling thread inside the session's lock: the action
 /// reaches the page's Input, the ViewModel's streams run, the Output writes become one patch per
 /// changed page, and the result is returned. Work that finishes later (async Model calls, timers)
-/// re-enters through the same lock from a `Task`. Every change, whoever caused it, is numbered and
-/// handed to the event sink in order, from inside the lock; results carry the events they caused.
+/// re-enters through the same lock from a `Task`. Only that step runs under the lock: every change,
+/// whoever caused it, is numbered there and queued, and handed to the event sink (and every input's
+/// record to the recorder) in order once the lock is released, before the call returns unless
+/// another caller is handing out at that moment (then that caller hands these out too, right after
+/// its own). Results carry the events they caused.
 ///
 /// ```swift
 /// let session = PageSession(registry: registry, services: services) { event in log.append(event) }
@@ -23,9 +26,11 @@ import Locking
 /// // result.rev == 1, result.patch == [replace /greeting "Hello David Blaine"]
 /// ```
 ///
-/// The event sink runs inside the lock: it must not call back into the session.
+/// The event sink and the recorder run outside the lock, one call at a time, in order.
 public final class PageSession: Sendable {
     private let core: Locked<SessionCore>
+    /// What the steps produced for the recorder and the event sink, handed out after the lock.
+    private let outbox = SessionOutbox()
 
     /// A session with no page yet.
     /// - Parameters:
@@ -35,7 +40,7 @@ public final class PageSession: Sendable {
     ///   - historyLimit: how many patches each page keeps for catching up clients that are behind.
     ///   - historyByteLimit: how many bytes of patches (``EstimatedJSONSize``) each page keeps at most;
     ///     unlimited by default (then only `historyLimit` bounds them).
-    ///   - eventSink: receives every event, in order, from inside the session's lock.
+    ///   - eventSink: receives every event, in order, once the step that made it released the session's lock.
     public init(
         registry: UnitRegistry, services: Services = Services(), clock: SessionClock = .realTime,
         historyLimit: Int = 64, historyByteLimit: Int = .max, eventSink: (@Sendable (SessionEvent) -> Void)? = nil
@@ -44,7 +49,8 @@ public final class PageSession: Sendable {
         let core = SessionCore(
             registry: registry, services: services, scheduler: scheduler, historyLimit: historyLimit,
             historyByteLimit: historyByteLimit)
-        core.eventSink = eventSink
+        outbox.setEventSink(eventSink)
+        if eventSink != nil { core.eventSink = { [outbox] event in outbox.queue(.event(event)) } }
         if clock == .realTime {
             // A live session's pages draw from a fresh seed and read the real wall clock; both go into its log.
             var system = SystemRandomNumberGenerator()
@@ -65,17 +71,41 @@ public final class PageSession: Sendable {
     }
 
     /// Installs (or removes) the recorder: from now on it receives every input's record, numbered and timed,
-    /// with the events the input caused, in input order, from inside the session's lock (so it must not call
-    /// back into the session). A server appends the records to its ``SessionInput`` log there.
+    /// with the events the input caused, in input order, once the input's step released the session's lock
+    /// (one call at a time). A server appends the records to its ``SessionInput`` log there.
     /// - Parameter recorder: called once per input.
     public func setRecorder(_ recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?) {
-        core.withLock { $0.recorder = recorder }
+        outbox.setRecorder(recorder)
+        // Without a recorder the core makes no record at all (no digests either).
+        let queue: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
+        if recorder != nil {
+            queue = { [outbox] record, events in outbox.queue(.record(record, events)) }
+        } else {
+            queue = nil
+        }
+        core.withLock { $0.recorder = queue }
     }
 
     /// Installs (or removes) the event sink; it receives the events that happen from now on.
-    /// - Parameter sink: called in order, from inside the session's lock, for every event.
+    /// - Parameter sink: called in order, one call at a time, once the step that made an event released the
+    ///   session's lock.
     public func setEventSink(_ sink: (@Sendable (SessionEvent) -> Void)?) {
-        core.withLock { $0.eventSink = sink }
+        outbox.setEventSink(sink)
+        let queue: (@Sendable (SessionEvent) -> Void)?
+        if sink != nil {
+            queue = { [outbox] event in outbox.queue(.event(event)) }
+        } else {
+            queue = nil
+        }
+        core.withLock { $0.eventSink = queue }
+    }
+
+    /// Runs `body` as a step, inside the session's lock, then hands out what it queued (records and events).
+    private func step<Result, Failure: Error>(
+        _ body: (SessionCore) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        defer { outbox.deliver() }
+        return try core.withLock { core throws(Failure) in try body(core) }
     }
 
     /// Releases every page and binds a fresh page of `unit` (the registry's root when nil) as the only
@@ -90,7 +120,7 @@ public final class PageSession: Sendable {
     public func start(
         at unit: UnitCase? = nil, parameters: [String: String] = [:], sending value: JSONValue? = nil
     ) throws(PageError) -> NavigationResult {
-        try core.withLock { core throws(PageError) in
+        try step { core throws(PageError) in
             try core.start(at: unit ?? core.registry.root, parameters: parameters, sentValue: value)
         }
     }
@@ -102,7 +132,7 @@ public final class PageSession: Sendable {
     ///   - parameters: route parameters for a page bound now.
     /// - Throws: `unknown_unit`, or a binding error.
     public func snapshot(of unit: String, parameters: [String: String] = [:]) throws(PageError) -> PageSnapshot {
-        try core.withLock { core throws(PageError) in try core.snapshot(of: unit, parameters: parameters) }
+        try step { core throws(PageError) in try core.snapshot(of: unit, parameters: parameters) }
     }
 
     /// The page of `unit` as ``snapshot(of:parameters:)`` gives it, with the session's latest event number
@@ -112,7 +142,7 @@ public final class PageSession: Sendable {
     ///   - parameters: route parameters for a page bound now.
     /// - Throws: `unknown_unit`, or a binding error.
     public func read(_ unit: String, parameters: [String: String] = [:]) throws(PageError) -> PageRead {
-        try core.withLock { core throws(PageError) in
+        try step { core throws(PageError) in
             let (snapshot, _) = try core.snapshotAndInput(of: unit, parameters: parameters)
             var read = PageRead(
                 snapshot: snapshot, sequence: core.sequence, navigation: core.navigationState,
@@ -136,7 +166,7 @@ public final class PageSession: Sendable {
         _ action: String, value: JSONValue = .null, on unit: String, clientRevision: Int? = nil,
         annotation: JSONValue? = nil
     ) throws(PageError) -> ActionResult {
-        try core.withLock { core throws(PageError) in
+        try step { core throws(PageError) in
             try core.perform(action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation)
         }
     }
@@ -180,7 +210,7 @@ public final class PageSession: Sendable {
         from snapshot: SessionSnapshot?, records: [InputRecord], recordCap: Int = .max,
         replayed: (InputRecord, [SessionEvent], ActionResult?) -> Void = { _, _, _ in }
     ) -> RestoreReport {
-        core.withLock { core in
+        step { core in
             var report = RestoreReport()
             var diverged = Set<String>()
             var resetBySnapshot = Set<String>()
@@ -275,14 +305,14 @@ public final class PageSession: Sendable {
     /// - Throws: a binding error (then the old page stays).
     @discardableResult
     public func rebind(_ unit: String) throws(PageError) -> Int? {
-        try core.withLock { core throws(PageError) in try core.rebind(unit) }
+        try step { core throws(PageError) in try core.rebind(unit) }
     }
 
     /// Switches a session restored on a virtual clock to real time, going on from the time its log reached:
     /// pending timers are armed for what is left of their delays; async jobs whose results were not logged
     /// start now. Does nothing on a real-time session.
     public func goLive() {
-        core.withLock { core in
+        step { core in
             let origin = core.scheduler.wallClockOrigin
             core.scheduler.goLive(catchingUpTo: origin == .zero ? nil : SystemClockReading.now() - origin)
         }
@@ -293,7 +323,7 @@ public final class PageSession: Sendable {
     /// - Throws: `unknown_unit`, or a binding error for a unit pushed by `open`.
     @discardableResult
     public func navigate(_ request: ClientNavigation) throws(PageError) -> NavigationResult {
-        try core.withLock { core throws(PageError) in try core.navigate(request) }
+        try step { core throws(PageError) in try core.navigate(request) }
     }
 
     /// The navigation stack.
@@ -327,14 +357,16 @@ public final class PageSession: Sendable {
     }
 
     /// Releases every page and cancels every timer and async job: the session ends.
+    /// Returns once what the session's steps queued before is handed out (to the recorder and the event sink).
     public func releaseAll() {
-        core.withLock { $0.releaseAll() }
+        step { $0.releaseAll() }
+        outbox.waitUntilDelivered()
     }
 
     /// Moves a virtual clock forward, firing due timers, each in its own turn. Does nothing in real time.
     /// - Parameter duration: how far to move.
     public func advanceTime(by duration: Duration) {
-        core.withLock { $0.scheduler.advance(by: duration) }
+        step { $0.scheduler.advance(by: duration) }
     }
 
     /// Runs the async work waiting on a virtual clock, one job at a time, each result re-entering the
@@ -352,7 +384,7 @@ public final class PageSession: Sendable {
     }
 
     private func reenter(_ reentry: Scheduler.Reentry) {
-        core.withLock { $0.reenter(reentry) }
+        step { $0.reenter(reentry) }
     }
 }
 

@@ -10,8 +10,8 @@ import Dispatch
 /// ``SessionLimits``.
 ///
 /// Lock order: the idempotency lock, then the page session's lock, then `streams`. The page session's
-/// event sink runs inside the page session's lock and takes `streams`; nothing takes the page session's
-/// lock while holding `streams`.
+/// event sink and recorder run once its lock is released (one call at a time, in input order) and take
+/// `streams`; nothing takes the page session's lock while holding `streams`.
 final class ServerSession: Sendable {
     struct StreamState {
         var log: EventLog
@@ -139,15 +139,16 @@ final class ServerSession: Sendable {
         let identifier = identifier
         let store = store
         pages.setRecorder { [weak self] record, events in
-            // Inside the page session's lock, in input order: queue the record, hold its events until it is stored.
+            // In input order, one call at a time, once the input's step released the page session's lock: queue the
+            // record, hold its events until it is stored.
             guard let self else { return }
             let number = record.number
             let accepted = self.streamState.withLock { state -> Bool in
                 // A spoiled session is ahead of its log and is being restored from it: none of its later records may
                 // reach the store, where one could follow a record of the restored session and pass the number fence
-                // (the request is answered 503 anyway). One that passes this check is queued under the page
-                // session's lock, which the restore waits for (``expire(reason:)``), so it is queued before any
-                // record of the restored session.
+                // (the request is answered 503 anyway). One that passes this check is queued before the page
+                // session's `releaseAll()` returns, which the restore waits for (``expire(reason:)``), so it is
+                // queued before any record of the restored session.
                 guard state.storeFailure == nil else { return false }
                 state.unconfirmed.append((number, events))
                 return true
