@@ -120,17 +120,30 @@ extension PageServer {
     ///   - idleFor: how long it has been idle: its last activity, kept in the store, is that long ago (so it
     ///     expires `SESSION_TTL_SECONDS` after it was last used, passivated or not).
     func passivate(_ session: ServerSession, idleFor: Duration = .zero) {
+        passivate([session], idleFor: idleFor)
+    }
+
+    /// Takes idle sessions out of memory, as ``passivate(_:idleFor:)`` does, with their last activity kept in
+    /// one store commit for all of them (a sweep passivates thousands at once: one sync at `machine` durability,
+    /// not one each).
+    /// - Parameters:
+    ///   - sessions: the sessions.
+    ///   - idleFor: how long they have been idle.
+    func passivate(_ sessions: [ServerSession], idleFor: Duration = .zero) {
         guard store.keepsSessions else {
-            session.expire(reason: "evicted")
+            for session in sessions { session.expire(reason: "evicted") }
             return
         }
+        let time = SystemTime.secondsSince1970() - Int64(idleFor.components.seconds)
         do throws(SessionStoreError) {
-            try store.touch(session.identifier, at: SystemTime.secondsSince1970() - Int64(idleFor.components.seconds))
+            try store.touch(sessions.map { SessionActivity(session: $0.identifier, time: time) })
         } catch {
             logger.log(.warning, "store_unavailable", [("operation", "touch"), ("error", .string(error.description))])
         }
-        session.expire(reason: nil)
-        passivations.increment()
+        for session in sessions {
+            session.expire(reason: nil)
+            passivations.increment()
+        }
     }
 
     /// Ends a session for good: out of memory and out of the store. The caller has taken it out of the table.
@@ -155,10 +168,9 @@ extension PageServer {
     func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?) {
         var released = 0
         if let passivateAfter, passivateAfter < timeToLive, store.keepsSessions {
-            for session in sessions.removeExpired(timeToLive: passivateAfter) {
-                passivate(session, idleFor: passivateAfter)
-                released += 1
-            }
+            let idle = sessions.removeExpired(timeToLive: passivateAfter)
+            passivate(Array(idle), idleFor: passivateAfter)
+            released += idle.count
         } else {
             for session in sessions.removeExpired(timeToLive: timeToLive) {
                 end(session, reason: "expired")

@@ -157,6 +157,22 @@ import Testing
         #expect(try store.load("a")?.records.count == 400)
     }
 
+    @Test func aSweepsTouchesOfManySessionsAreOneCommit() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let store = try Self.open(directory.path + "/sessions.sqlite", moveThreshold: 1_000)
+        defer { store.close() }
+        let sessions = (0..<40).map { "s\($0)" }
+        for session in sessions { appendWaiting(record(session, 1), to: store, lastActive: 500) }
+        let before = store.commitCount
+        try store.touch(sessions.enumerated().map { SessionActivity(session: $1, time: Int64($0)) } + [
+            SessionActivity(session: "unknown", time: 1)
+        ])
+        #expect(store.commitCount == before + 1, "one transaction, at machine durability one sync, for the sweep")
+        #expect(try store.sessions(lastActiveBefore: 10, limit: 100) == Array(sessions.prefix(10)))
+        #expect(try store.sessionCount() == 40, "a touch creates no session")
+    }
+
     @Test func anotherProgramsAppendsToTheSameFileAreFoundAndFenced() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }

@@ -355,7 +355,7 @@ extension SQLiteSessionStoreTests {
             log.append(record("a", 3), to: store)
             store.enqueue(.removeRecords([3], session: "a"), completion: logMutation)
             log.append(record("a", 4), to: store)
-            store.enqueue(.touch(session: "a", time: 77), completion: logMutation)
+            store.enqueue(.touch([SessionActivity(session: "a", time: 77)]), completion: logMutation)
         }
         #expect(log.outcomes.map(\.failure) == [nil, nil, .outOfOrder, nil, nil, nil, nil])
         #expect(mutations.withLock { $0 } == [nil, nil, .outOfOrder, nil, nil])

@@ -37,7 +37,7 @@ private final class HeldAppendsStore: SessionStore {
     func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError) {
         try backing.removeRecords(numbers, of: session)
     }
-    func touch(_ session: String, at time: Int64) throws(SessionStoreError) { try backing.touch(session, at: time) }
+    func touch(_ activity: [SessionActivity]) throws(SessionStoreError) { try backing.touch(activity) }
     func delete(_ session: String) throws(SessionStoreError) { try backing.delete(session) }
     func sessions(lastActiveBefore time: Int64, limit: Int) throws(SessionStoreError) -> [String] {
         try backing.sessions(lastActiveBefore: time, limit: limit)

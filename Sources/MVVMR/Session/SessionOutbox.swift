@@ -25,6 +25,8 @@ final class SessionOutbox: Sendable {
     private struct State {
         var entries: [Entry] = []
         var isDelivering = false
+        /// The thread handing entries out, while one is.
+        var deliverer: pthread_t?
         var recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
         var eventSink: (@Sendable (SessionEvent) -> Void)?
     }
@@ -59,6 +61,7 @@ final class SessionOutbox: Sendable {
         var delivery = state.withLock { state -> Delivery? in
             guard !state.isDelivering, !state.entries.isEmpty else { return nil }
             state.isDelivering = true
+            state.deliverer = pthread_self()
             return Self.take(&state)
         }
         while let current = delivery {
@@ -71,6 +74,7 @@ final class SessionOutbox: Sendable {
             delivery = state.withLock { state -> Delivery? in
                 guard !state.entries.isEmpty else {
                     state.isDelivering = false
+                    state.deliverer = nil
                     return nil
                 }
                 return Self.take(&state)
@@ -78,8 +82,14 @@ final class SessionOutbox: Sendable {
         }
     }
 
-    /// Returns once everything queued before the call has been handed out (delivering it when nobody is).
+    /// Returns once everything queued before the call has been handed out (delivering it when nobody is). Called
+    /// by a recorder or an event sink while it is being handed something, it returns at once: it cannot wait for
+    /// itself (what it was handed before is out; what is queued behind it follows when it returns).
     func waitUntilDelivered() {
+        let isDeliverer = state.withLock { state in
+            state.deliverer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        }
+        if isDeliverer { return }
         while true {
             deliver()
             if state.withLock({ !$0.isDelivering && $0.entries.isEmpty }) { return }

@@ -101,13 +101,11 @@ public final class MemorySessionStore: SessionStore {
         }
     }
 
-    /// Records that `session` was last active at `time`; an unknown session is ignored.
-    /// - Parameters:
-    ///   - session: the session's id.
-    ///   - time: seconds since 1970.
-    public func touch(_ session: String, at time: Int64) throws(SessionStoreError) {
+    /// Records when each of `activity`'s sessions was last active; unknown sessions are ignored.
+    /// - Parameter activity: the sessions and their times.
+    public func touch(_ activity: [SessionActivity]) throws(SessionStoreError) {
         try open { contents in
-            contents.sessions[session]?.lastActive = time
+            for entry in activity { contents.sessions[entry.session]?.lastActive = entry.time }
         }
     }
 

@@ -143,13 +143,12 @@ public final class SQLiteSessionStore: SessionStore {
         try writer.perform(.removeRecords(numbers, session: session)).get()
     }
 
-    /// Records that `session` was last active at `time`, after its queued appends; an unknown session is
-    /// ignored. Waits for the commit.
-    /// - Parameters:
-    ///   - session: the session's id.
-    ///   - time: seconds since 1970.
-    public func touch(_ session: String, at time: Int64) throws(SessionStoreError) {
-        try writer.perform(.touch(session: session, time: time)).get()
+    /// Records when each of `activity`'s sessions was last active, after their queued appends, in one
+    /// transaction; unknown sessions are ignored. Waits for the commit.
+    /// - Parameter activity: the sessions and their times.
+    public func touch(_ activity: [SessionActivity]) throws(SessionStoreError) {
+        guard !activity.isEmpty else { return }
+        try writer.perform(.touch(activity)).get()
     }
 
     /// Deletes `session`, after its queued appends. Deleting an unknown one is no error.

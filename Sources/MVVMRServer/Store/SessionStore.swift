@@ -60,6 +60,33 @@ public struct StoredSession: Sendable, Equatable {
     public var lastNumber: Int { records.last?.number ?? snapshot?.number ?? 0 }
 }
 
+/// When a session was last active, for ``SessionStore/touch(_:)``.
+public struct SessionActivity: Sendable, Equatable {
+    /// The session's id.
+    public let session: String
+    /// Its last activity, in seconds since 1970.
+    public let time: Int64
+
+    /// The session's last activity.
+    /// - Parameters:
+    ///   - session: the session's id.
+    ///   - time: seconds since 1970.
+    public init(session: String, time: Int64) {
+        self.session = session
+        self.time = time
+    }
+}
+
+extension SessionStore {
+    /// Records that `session` was last active at `time` (see ``touch(_:)``).
+    /// - Parameters:
+    ///   - session: the session's id.
+    ///   - time: seconds since 1970.
+    public func touch(_ session: String, at time: Int64) throws(SessionStoreError) {
+        try touch([SessionActivity(session: session, time: time)])
+    }
+}
+
 /// Why a store could not do what it was asked.
 public struct SessionStoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure.
@@ -150,12 +177,10 @@ public protocol SessionStore: AnyObject, Sendable {
     ///   - session: the session's id.
     func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError)
 
-    /// Records that `session` was last active at `time` (a read that appended nothing, or passivation).
-    /// An unknown session is ignored (a touch creates none).
-    /// - Parameters:
-    ///   - session: the session's id.
-    ///   - time: seconds since 1970.
-    func touch(_ session: String, at time: Int64) throws(SessionStoreError)
+    /// Records when each of `activity`'s sessions was last active (passivation: a sweep passivates many at
+    /// once, in one commit). An unknown session is ignored (a touch creates none).
+    /// - Parameter activity: the sessions, each with its time in seconds since 1970.
+    func touch(_ activity: [SessionActivity]) throws(SessionStoreError)
 
     /// Deletes `session`: its records, its snapshot and its last activity. Deleting an unknown one is no error.
     /// - Parameter session: the session's id.

@@ -29,7 +29,7 @@ public final class TransientSessionStore: SessionStore {
     public func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError) {}
 
     /// Does nothing.
-    public func touch(_ session: String, at time: Int64) throws(SessionStoreError) {}
+    public func touch(_ activity: [SessionActivity]) throws(SessionStoreError) {}
 
     /// Does nothing.
     public func delete(_ session: String) throws(SessionStoreError) {}

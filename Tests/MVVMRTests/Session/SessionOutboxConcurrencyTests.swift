@@ -92,4 +92,24 @@ import Testing
         box.withLock { $0 = nil }
         session.releaseAll()
     }
+
+    @Test func aSinkThatEndsTheSessionItListensToDoesNotWaitForItself() throws {
+        let box = Mutex<PageSession?>(nil)
+        let session = PageSession(
+            registry: UnitRegistry(root: .counter, units: []), clock: .virtual,
+            eventSink: { event in
+                guard case .patch = event.kind, let session = box.withLock({ $0 }) else { return }
+                session.releaseAll()
+            })
+        box.withLock { $0 = session }
+        try session.start()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? session.perform("increment", on: "counter")
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success, "releaseAll from the sink returned")
+        #expect(session.livePageCount == 0)
+        box.withLock { $0 = nil }
+    }
 }

@@ -6,8 +6,8 @@ enum WriteRequest: Sendable {
     case saveSnapshot(StoredSnapshot, session: String)
     /// Remove some of a session's records.
     case removeRecords([Int], session: String)
-    /// Set a session's last activity.
-    case touch(session: String, time: Int64)
+    /// Set sessions' last activity.
+    case touch([SessionActivity])
     /// Delete a session.
     case delete(session: String)
     /// Move the shared log's rows into `records` and `sessions` (see ``LogTail``).

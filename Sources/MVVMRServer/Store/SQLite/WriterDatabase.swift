@@ -181,10 +181,12 @@ final class WriterDatabase {
                 try deleteRecord.run()
             }
 
-        case .touch(let session, let time):
-            try touchSession.bind(session, at: 1)
-            try touchSession.bind(time, at: 2)
-            try touchSession.run()
+        case .touch(let activity):
+            for entry in activity {
+                try touchSession.bind(entry.session, at: 1)
+                try touchSession.bind(entry.time, at: 2)
+                try touchSession.run()
+            }
 
         case .delete(let session):
             try deleteRecords.bind(session, at: 1)
