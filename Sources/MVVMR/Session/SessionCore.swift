@@ -29,8 +29,6 @@ final class SessionCore {
     var seed: UInt64 = 0x4D56_564D_5221_5EED
     /// How many pages were bound: each page's generator is seeded from the seed and this.
     private var bindCount = 0
-    /// The caller's attachment for the record of the input being applied.
-    private var annotation: JSONValue?
     private(set) var pages = LivePages()
     private var stack: [StackEntry] = []
     /// The last revision of every unit whose page was released, so a fresh pair goes on from it (a live
@@ -41,11 +39,10 @@ final class SessionCore {
     /// session that was never replayed.
     private var loggedRevisions: [String: Int] = [:]
     private(set) var sequence = 0
+    /// Whether an input is being applied: set and cleared only by ``applyInput(recordedAs:ifItThrows:annotation:_:)``.
     private var isInTurn = false
-    /// What the current operation caused, to build its result.
-    private var events: [SessionEvent] = []
-    private var navigations: [Navigation] = []
-    private var navigationFailures: [PageError] = []
+    /// What the input being applied caused so far (empty between inputs, so an idle session holds no event storage).
+    private var effects = InputEffects()
 
     init(registry: UnitRegistry, services: Services, scheduler: Scheduler, historyLimit: Int, historyByteLimit: Int = .max) {
         self.registry = registry
@@ -58,13 +55,12 @@ final class SessionCore {
             // A timer or a job belongs to some page's streams; which one is not known, so every page counts as
             // reached (none of them is bound again from its first binding by a snapshot).
             for page in pages.values { page.receivedInput = true }
-            beginOperation()
-            runTurn(body)
+            let input: SessionInput
             switch reentry {
-            case .timer(let ordinal): finishInput(.timer(ordinal))
-            case .work(let ordinal, let result): finishInput(.work(ordinal, result))
+            case .timer(let ordinal): input = .timer(ordinal)
+            case .work(let ordinal, let result): input = .work(ordinal, result)
             }
-            beginOperation()
+            applyInput(recordedAs: { _ in input }, body)
         }
     }
 
@@ -82,7 +78,7 @@ final class SessionCore {
     func start(at unit: UnitCase, parameters: [String: String], sentValue: JSONValue?) throws(PageError)
         -> NavigationResult
     {
-        try navigationOperation(
+        try applyNavigation(
             .start(
                 unit: unit.name, parameters: parameters, value: sentValue, seed: seed, wallClock: scheduler.wallClockOrigin)
         ) {
@@ -94,12 +90,12 @@ final class SessionCore {
     func navigate(_ request: ClientNavigation) throws(PageError) -> NavigationResult {
         switch request {
         case .back:
-            return try navigationOperation(.navigate(request)) { () throws(PageError) in goBack(returning: nil) }
+            return try applyNavigation(.navigate(request)) { () throws(PageError) in goBack(returning: nil) }
         case .open(let name, let parameters):
             guard let unit = pages[name]?.unit ?? registry.unit(named: name) else {
                 throw PageError(.unknownUnit, "no unit named \(name)")
             }
-            return try navigationOperation(.navigate(request)) { () throws(PageError) in
+            return try applyNavigation(.navigate(request)) { () throws(PageError) in
                 if let index = stack.lastIndex(where: { $0.unit == name }) {
                     popAbove(index)
                 } else {
@@ -120,28 +116,20 @@ final class SessionCore {
     {
         if let page = pages[name] { return (page.snapshot, nil) }
         guard let unit = registry.unit(named: name) else { throw PageError(.unknownUnit, "no unit named \(name)") }
-        let snapshot = try bindOutsideTheStack(unit, parameters: parameters, replacing: nil, revision: nil)
-        finishInput(.bind(unit: name, parameters: parameters))
-        beginOperation()
-        return (snapshot, inputNumber)
+        // A page read that binds is an input; one whose binding fails left nothing behind, so it is none.
+        let bound = try applyInput(recordedAs: { _ in .bind(unit: name, parameters: parameters) }) {
+            () throws(PageError) in
+            try bindOutsideTheStack(unit, parameters: parameters, replacing: nil, revision: nil)
+        }
+        return (bound.value, inputNumber)
     }
 
     /// Binds a fresh page of `unit` in `pages` (in place of `replaced`, which is released), outside the
-    /// navigation stack, as one turn that emits its `snapshot` event; on failure nothing changes.
+    /// navigation stack, and emits its `snapshot` event: the body of a step. On failure nothing changes.
     private func bindOutsideTheStack(
         _ unit: UnitCase, parameters: [String: String], replacing replaced: BoundPage?, revision: Int?
     ) throws(PageError) -> PageSnapshot {
-        beginOperation()
-        isInTurn = true
-        defer { isInTurn = false }
-        let page: BoundPage
-        do {
-            page = try bind(unit, sentValue: nil, parameters: parameters, revision: revision)
-        } catch {
-            settle()
-            beginOperation()
-            throw error
-        }
+        let page = try bind(unit, sentValue: nil, parameters: parameters, revision: revision)
         if let replaced {
             turn.forget(replaced.document)
             replaced.release()
@@ -152,7 +140,6 @@ final class SessionCore {
         turn.forget(page.document)
         let snapshot = page.snapshot
         emit(.snapshot(snapshot))
-        settle()
         return snapshot
     }
 
@@ -180,14 +167,15 @@ final class SessionCore {
         if let clientRevision, clientRevision < 0 || clientRevision > revisionBefore {
             throw PageError(.invalidRequest, "rev \(clientRevision) is not a revision of \(name) (at \(revisionBefore))")
         }
-        beginOperation()
         page.receivedInput = true
         page.actionCount += 1
-        runTurn {
+        let applied = applyInput(
+            recordedAs: { _ in .action(unit: name, name: action, value: value, clientRevision: clientRevision) },
+            annotation: annotation
+        ) {
             for delivery in entry.deliveries { delivery(value) }
         }
-        self.annotation = annotation
-        finishInput(.action(unit: name, name: action, value: value, clientRevision: clientRevision))
+        let effects = applied.effects
         let base = clientRevision ?? revisionBefore
         let patch: JSONPatch?
         let snapshot: PageSnapshot?
@@ -197,19 +185,17 @@ final class SessionCore {
         } else {
             // The action released its own page (it routed to root, or back): what it changed before
             // that is in this turn's patch events.
-            let operations = events.compactMap { event -> [PatchOperation]? in
+            let operations = effects.events.compactMap { event -> [PatchOperation]? in
                 if case .patch(let pagePatch) = event.kind, pagePatch.unit == name { return pagePatch.patch.operations }
                 return nil
             }
             patch = base == revisionBefore ? JSONPatch(operations.flatMap { $0 }) : nil
             snapshot = nil
         }
-        let result = ActionResult(
+        return ActionResult(
             unit: name, rev: page.document.revision, sequence: sequence, patch: patch, snapshot: snapshot,
-            navigation: navigations.last, navigationFailure: navigationFailures.last, events: events,
-            inputNumber: inputNumber)
-        beginOperation()
-        return result
+            navigation: effects.navigations.last, navigationFailure: effects.navigationFailures.last,
+            events: effects.events, inputNumber: inputNumber)
     }
 
     /// Applies a logged input again, as a session restored from its log does: with the record's number
@@ -267,9 +253,7 @@ final class SessionCore {
     /// A logged timer or job result that no longer finds its timer or job (the code changed): recorded with
     /// no effect, so the comparison with the log notices whatever it had caused.
     private func finishStaleReentry(_ input: SessionInput) {
-        beginOperation()
-        finishInput(input)
-        beginOperation()
+        applyInput(recordedAs: { _ in input }) { () -> Void in }
     }
 
     /// Releases the live page of `name` and binds a fresh one at the same route parameters in its place (its
@@ -282,10 +266,11 @@ final class SessionCore {
     @discardableResult
     func rebind(_ name: String, at revision: Int? = nil) throws(PageError) -> Int? {
         guard let existing = pages[name] else { return nil }
-        let snapshot = try bindOutsideTheStack(
-            existing.unit, parameters: existing.parameters, replacing: existing, revision: revision)
-        finishInput(.rebind(unit: name, revision: snapshot.rev))
-        beginOperation()
+        try applyInput(recordedAs: { snapshot in .rebind(unit: name, revision: snapshot.rev) }) {
+            () throws(PageError) in
+            try bindOutsideTheStack(
+                existing.unit, parameters: existing.parameters, replacing: existing, revision: revision)
+        }
         return inputNumber
     }
 
@@ -399,15 +384,13 @@ final class SessionCore {
     }
 
     /// Ends an input: numbers and times its record, with the digests of the events it caused (only when
-    /// a log is kept), and hands it to the recorder (or keeps it, while replaying).
-    private func finishInput(_ input: SessionInput) {
+    /// a log is kept), and hands it to the recorder (or keeps it, while replaying). Called by the step only.
+    private func finishInput(_ input: SessionInput, annotation: JSONValue?, events: [SessionEvent]) {
         inputNumber += 1
-        let note = annotation
-        annotation = nil
         guard recorder != nil || isReplaying else { return }
         let record = InputRecord(
-            number: inputNumber, time: scheduler.now, input: input, digests: events.pageDigests, annotation: note,
-            sequence: sequence, revisions: events.pageRevisions)
+            number: inputNumber, time: scheduler.now, input: input, digests: events.pageDigests,
+            annotation: annotation, sequence: sequence, revisions: events.pageRevisions)
         if isReplaying {
             lastReplayed = ReplayedInput(record: record, events: events)
         } else {
@@ -429,49 +412,78 @@ final class SessionCore {
         turn.clearChangedDocuments()
     }
 
-    // MARK: Turns
+    // MARK: Steps
 
-    /// Forgets what the previous operation caused; also called once a result is built, so an idle
-    /// session holds no stale snapshots.
-    private func beginOperation() {
-        // Not keeping capacity: an idle session then holds no event storage at all, at the cost of
-        // one allocation in a turn that emits.
-        if !events.isEmpty { events.removeAll() }
-        if !navigations.isEmpty { navigations.removeAll() }
-        if !navigationFailures.isEmpty { navigationFailures.removeAll() }
+    /// What one input caused while it was applied: what its result is built from.
+    private struct InputEffects {
+        var events: [SessionEvent] = []
+        var navigations: [Navigation] = []
+        var navigationFailures: [PageError] = []
     }
 
-    private func navigationOperation(_ input: SessionInput, _ body: () throws(PageError) -> Void) throws(PageError)
-        -> NavigationResult
-    {
-        beginOperation()
+    /// What one step gave: its body's value and what the input caused.
+    private struct AppliedInput<Value> {
+        let value: Value
+        let effects: InputEffects
+    }
+
+    /// Whether an input whose body threw still goes into the log.
+    private enum ThrownInput {
+        /// It left nothing behind (a binding that failed): it is no input.
+        case notAnInput
+        /// It is this input when it emitted something before it threw (a navigation that failed may have
+        /// committed what came before it).
+        case anInputIfItEmitted(SessionInput)
+    }
+
+    /// Applies one input: the only place an input runs. With a fresh record of what it causes, runs `body` as one
+    /// turn, settles it (queued work and navigations, then one patch per changed page) and finishes the input's
+    /// record; what it caused is handed back and the session holds none of it after. A step that begins inside
+    /// another (a timer fired by a virtual clock moved while an input runs) records its own input but runs within
+    /// the outer turn, which settles what it caused.
+    /// - Parameters:
+    ///   - record: the input to record, made from what `body` returned.
+    ///   - thrown: whether the input is recorded when `body` throws.
+    ///   - annotation: the caller's attachment for the record.
+    ///   - body: what the input does.
+    /// - Returns: what `body` returned, with every event, navigation and navigation failure the input caused.
+    /// - Throws: what `body` throws, once what it caused before is settled.
+    @discardableResult
+    private func applyInput<Value, Failure: Error>(
+        recordedAs record: (Value) -> SessionInput, ifItThrows thrown: ThrownInput = .notAnInput,
+        annotation: JSONValue? = nil, _ body: () throws(Failure) -> Value
+    ) throws(Failure) -> AppliedInput<Value> {
+        let outer = effects
+        let isOutermost = !isInTurn
+        effects = InputEffects()
         isInTurn = true
-        defer { isInTurn = false }
+        defer {
+            effects = outer
+            isInTurn = !isOutermost
+        }
+        let value: Value
         do {
-            try body()
+            value = try body()
         } catch {
-            settle()
-            // A navigation that failed may still have committed what came before it: then it is an input.
-            if !events.isEmpty { finishInput(input) }
-            beginOperation()
+            if isOutermost { settle() }
+            if case .anInputIfItEmitted(let input) = thrown, !effects.events.isEmpty {
+                finishInput(input, annotation: annotation, events: effects.events)
+            }
             throw error
         }
-        settle()
-        finishInput(input)
-        let result = NavigationResult(
-            navigation: navigations.last, state: navigationState, sequence: sequence, events: events,
-            inputNumber: inputNumber)
-        beginOperation()
-        return result
+        if isOutermost { settle() }
+        finishInput(record(value), annotation: annotation, events: effects.events)
+        return AppliedInput(value: value, effects: effects)
     }
 
-    /// Runs `body` and everything it causes as one turn: one patch per changed page at the end.
-    private func runTurn(_ body: () -> Void) {
-        if isInTurn { return body() }
-        isInTurn = true
-        body()
-        settle()
-        isInTurn = false
+    /// A start or a client navigation as one step, and its result.
+    private func applyNavigation(_ input: SessionInput, _ body: () throws(PageError) -> Void) throws(PageError)
+        -> NavigationResult
+    {
+        let applied = try applyInput(recordedAs: { _ in input }, ifItThrows: .anInputIfItEmitted(input), body)
+        return NavigationResult(
+            navigation: applied.effects.navigations.last, state: navigationState, sequence: sequence,
+            events: applied.effects.events, inputNumber: inputNumber)
     }
 
     /// Runs queued work and navigations until none is left, then commits the changed pages.
@@ -509,7 +521,7 @@ final class SessionCore {
     private func emit(_ kind: SessionEvent.Kind) {
         sequence += 1
         let event = SessionEvent(sequence: sequence, kind: kind)
-        events.append(event)
+        effects.events.append(event)
         eventSink?(event)
     }
 
@@ -528,7 +540,7 @@ final class SessionCore {
             do {
                 try navigateForward(route.kind, to: unit, sentValue: route.value, parameters: route.parameters)
             } catch {
-                navigationFailures.append(error)
+                effects.navigationFailures.append(error)
             }
         }
     }
@@ -569,9 +581,9 @@ final class SessionCore {
             let callbacks = page.callbacks
             turn.enqueue { callbacks.deliver(value) }
             drainWork()
-            let firstNewEvent = events.count
+            let firstNewEvent = effects.events.count
             commitChanges()
-            callbackPatch = events[firstNewEvent...].lazy.compactMap { event -> PagePatch? in
+            callbackPatch = effects.events[firstNewEvent...].lazy.compactMap { event -> PagePatch? in
                 if case .patch(let patch) = event.kind, patch.unit == below.unit { return patch }
                 return nil
             }.first
@@ -594,7 +606,7 @@ final class SessionCore {
     }
 
     private func record(_ navigation: Navigation) {
-        navigations.append(navigation)
+        effects.navigations.append(navigation)
         emit(.navigation(navigation))
     }
 
