@@ -157,6 +157,40 @@ import Testing
         #expect(try store.load("a")?.records.count == 400)
     }
 
+    @Test func aSnapshotDropsTheRecordsItStandsForFromTheLogWithoutMovingTheRest() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        let store = try Self.open(path, moveThreshold: 1_000)
+        for number in 1...10 { appendWaiting(record("a", number), to: store, lastActive: 70) }
+        for number in 1...3 { appendWaiting(record("b", number), to: store, lastActive: 80) }
+        let snapshot = StoredSnapshot(number: 6, body: Array("{\"n\":6}".utf8))
+        try store.saveSnapshot(snapshot, of: "a")
+        #expect(store.logRowCount == 7, "a's records 1-6 left the log; 7-10 and b's stay there")
+        let expected = StoredSession(snapshot: snapshot, records: (7...10).map { record("a", $0) })
+        #expect(try store.load("a") == expected)
+        try store.removeRecords([10], of: "a")
+        #expect(store.logRowCount == 6)
+        #expect(failureKind(appendWaiting(record("a", 10), to: store)) == .outOfOrder, "a removed last record")
+        #expect(failureKind(appendWaiting(record("a", 11), to: store)) == nil)
+        // A touch takes the session's rows out of the log, so that their activity does not count again later.
+        try store.touch("a", at: 5)
+        #expect(store.logRowCount == 3)
+        #expect(try store.sessions(lastActiveBefore: 6, limit: 5) == ["a"])
+        store.close()
+
+        let reopened = try Self.open(path, moveThreshold: 1)
+        defer { reopened.close() }
+        #expect(try reopened.load("a")?.records.map(\.number) == [7, 8, 9, 11])
+        #expect(try reopened.load("a")?.snapshot == snapshot)
+        #expect(try reopened.load("b")?.records == (1...3).map { record("b", $0) })
+        #expect(try reopened.sessions(lastActiveBefore: 6, limit: 5) == ["a"])
+        #expect(failureKind(appendWaiting(record("b", 4), to: reopened)) == nil)
+        reopened.flush()
+        #expect(reopened.logRowCount == 0)
+        #expect(try reopened.sessions(lastActiveBefore: 81, limit: 5) == ["a", "b"], "the move kept a's touch")
+    }
+
     @Test func aSweepsTouchesOfManySessionsAreOneCommit() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }

@@ -21,14 +21,15 @@ final class LogTail: Sendable {
         var rows: [Row] = []
         /// The latest activity time among them, seconds since 1970.
         var lastActive: Int64 = .min
-
-        /// The number of the session's last record in the log.
-        var lastNumber: Int? { rows.last?.number }
+        /// The highest record number appended to the log for the session: its last number, even once that row
+        /// was removed (the fence never accepts a number twice).
+        var lastNumber: Int?
 
         /// Adds a row a commit wrote.
         mutating func add(_ addition: Addition) {
             rows.append(addition.row)
             lastActive = max(lastActive, addition.lastActive)
+            lastNumber = max(lastNumber ?? addition.row.number, addition.row.number)
         }
     }
 
@@ -81,6 +82,28 @@ final class LogTail: Sendable {
                 state.highestRowID = max(state.highestRowID, addition.row.rowID)
             }
             state.rowCount += additions.count
+        }
+    }
+
+    /// Takes in what a commit changed: after emptying the table when the commit moved the log, each session of
+    /// `sessions` gets exactly the rows given (none: it leaves the table).
+    func apply(_ sessions: [String: SessionRows], afterEmptying emptied: Bool) {
+        guard emptied || !sessions.isEmpty else { return }
+        state.withLock { state in
+            if emptied {
+                state.sessions.removeAll(keepingCapacity: state.sessions.count < 4_096)
+                state.rowCount = 0
+            }
+            for (session, rows) in sessions {
+                state.rowCount -= state.sessions[session]?.rows.count ?? 0
+                if rows.rows.isEmpty {
+                    state.sessions[session] = nil
+                } else {
+                    state.sessions[session] = rows
+                    state.rowCount += rows.rows.count
+                    state.highestRowID = max(state.highestRowID, rows.rows.last?.rowID ?? 0)
+                }
+            }
         }
     }
 

@@ -24,13 +24,6 @@ enum WriteRequest: Sendable {
         return false
     }
 
-    /// Whether the request works on `records` and `sessions`, so that the log must be moved there before it.
-    var changesSessions: Bool {
-        switch self {
-        case .saveSnapshot, .removeRecords, .touch, .delete, .moveLog: true
-        case .append, .barrier, .pragma: false
-        }
-    }
 }
 
 /// A request in the writer's queue, with whom to tell how it went.

@@ -15,6 +15,10 @@ final class WriterDatabase {
     private let moveLogRecords: SQLiteStatement
     private let moveLogSessions: SQLiteStatement
     private let emptyLog: SQLiteStatement
+    private let deleteLogRow: SQLiteStatement
+    private let deleteLogRange: SQLiteStatement
+    private let moveLogRow: SQLiteStatement
+    private let upsertSession: SQLiteStatement
     private let noteMovedThrough: SQLiteStatement
     private let selectHighestSeq: SQLiteStatement
     private let updateSnapshot: SQLiteStatement
@@ -30,16 +34,33 @@ final class WriterDatabase {
     /// How many frames the write-ahead log may hold before the writer checkpoints it.
     private let checkpointFrames: Int
 
-    /// What a transaction changes in the tail, applied once it commits.
+    /// What a transaction changes in the tail, applied once it commits: its own view of the log's rows.
     private struct TailChanges {
         /// The log was moved in this transaction: every row committed before it is in `records` now.
         var movedLog = false
-        /// The rows this transaction appended after its last move.
+        /// The rows this transaction appended (after its last move), not yet in `replaced`.
         var additions: [LogTail.Addition] = []
+        /// The log's rows of every session whose rows this transaction removed, as they are now (its additions
+        /// before the removal included): these replace the committed tail's once it commits.
+        var replaced: [String: LogTail.SessionRows] = [:]
         /// The transaction's own view of each session's last number, so that records of one session chain.
         var lastNumbers: [String: Int] = [:]
         /// The `seq` the transaction's next row gets.
         var nextSeq: Int64
+
+        /// The rows `session` has in the log as this transaction sees it (for the rare changes that remove rows:
+        /// it looks through the transaction's additions).
+        func rows(of session: String, committed tail: LogTail) -> LogTail.SessionRows {
+            var rows = replaced[session] ?? (movedLog ? LogTail.SessionRows() : tail.rows(of: session).rows)
+            for addition in additions where addition.session == session { rows.add(addition) }
+            return rows
+        }
+
+        /// Sets the session's rows as this transaction leaves them.
+        mutating func replace(_ rows: LogTail.SessionRows, of session: String) {
+            additions.removeAll { $0.session == session }
+            replaced[session] = rows
+        }
     }
 
     /// Prepares the writer's statements on `connection` and reads the log's rows into `tail`.
@@ -72,6 +93,15 @@ final class WriterDatabase {
                 + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
                 + "last_active = max(last_active, excluded.last_active)")
         emptyLog = try connection.prepare("DELETE FROM log")
+        deleteLogRow = try connection.prepare("DELETE FROM log WHERE seq = ?1")
+        deleteLogRange = try connection.prepare(
+            "DELETE FROM log WHERE seq BETWEEN ?1 AND ?2 AND session = ?3 AND number <= ?4")
+        moveLogRow = try connection.prepare(
+            "INSERT OR REPLACE INTO records (session, number, body) SELECT session, number, body FROM log WHERE seq = ?1")
+        upsertSession = try connection.prepare(
+            "INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3) "
+                + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
+                + "last_active = max(last_active, excluded.last_active)")
         noteMovedThrough = try connection.prepare(
             "UPDATE log_state SET moved_through = max(moved_through, (SELECT coalesce(max(seq), 0) FROM log))")
         selectHighestSeq = try connection.prepare(
@@ -109,7 +139,7 @@ final class WriterDatabase {
         }
         // Our own commit changes no data_version of ours; only other connections' do.
         nextSeq = changes.nextSeq
-        if changes.movedLog { tail.removeAll() }
+        tail.apply(changes.replaced, afterEmptying: changes.movedLog)
         tail.add(changes.additions)
         return .success(outcomes)
     }
@@ -148,18 +178,16 @@ final class WriterDatabase {
             changes.lastNumbers[record.session] = record.number
             return .success(())
         }
-        // Every other change works on `records` and `sessions` alone: what the log holds is moved there first.
-        if request.changesSessions, !changes.additions.isEmpty || (!changes.movedLog && tail.rowCount > 0) {
-            try moveLogInTransaction(changes: &changes)
-        }
         switch request {
         case .append:
             break
 
         case .moveLog:
-            break
+            try moveLogInTransaction(changes: &changes)
 
         case .saveSnapshot(let snapshot, let session):
+            // The session's row says how far its log goes (its rows in the log included) before the fence looks.
+            try noteLoggedNumbers(of: session, changes: changes)
             let numbers = try sessionNumbers(of: session)
             if let refusal = SessionFence.refusal(
                 toSave: snapshot, of: session, lastNumber: numbers?.last, currentSnapshotNumber: numbers?.snapshot)
@@ -173,16 +201,25 @@ final class WriterDatabase {
             try deleteRecordsThrough.bind(session, at: 1)
             try deleteRecordsThrough.bind(snapshot.number, at: 2)
             try deleteRecordsThrough.run()
+            // The records it stands for that are still in the log go from there, where they are: no move.
+            try removeLogRows(of: session, through: snapshot.number, changes: &changes)
 
         case .removeRecords(let numbers, let session):
+            // Its row keeps the session's last number, even when the last record goes.
+            try noteLoggedNumbers(of: session, changes: changes)
             for number in numbers {
                 try deleteRecord.bind(session, at: 1)
                 try deleteRecord.bind(number, at: 2)
                 try deleteRecord.run()
             }
+            let removed = Set(numbers)
+            try removeLogRows(of: session, changes: &changes) { removed.contains($0) }
 
         case .touch(let activity):
             for entry in activity {
+                // The session's rows leave the log first (their activity would count again at the next move); a
+                // session only the log had gets its row in `sessions`; an unknown one is ignored.
+                try moveLogRows(of: entry.session, changes: &changes)
                 try touchSession.bind(entry.session, at: 1)
                 try touchSession.bind(entry.time, at: 2)
                 try touchSession.run()
@@ -193,6 +230,7 @@ final class WriterDatabase {
             try deleteRecords.run()
             try deleteSession.bind(session, at: 1)
             try deleteSession.run()
+            try removeLogRows(of: session, through: .max, changes: &changes)
             changes.lastNumbers[session] = 0
 
         case .barrier:
@@ -207,9 +245,63 @@ final class WriterDatabase {
     /// The session's last record number as this transaction sees it (0: no such session).
     private func lastNumber(of session: String, changes: TailChanges) throws(SessionStoreError) -> Int {
         if let known = changes.lastNumbers[session] { return known }
+        if let inLog = changes.replaced[session]?.lastNumber { return inLog }
         // After a move in this transaction, `sessions` has what the committed tail listed.
         if !changes.movedLog, let inLog = tail.rows(of: session).rows.lastNumber { return inLog }
         return try sessionNumbers(of: session)?.last ?? 0
+    }
+
+    /// Writes what the session's rows in the log say into its row in `sessions` (making the row for a session
+    /// only the log has): its last number and last activity, never lowering either.
+    private func noteLoggedNumbers(of session: String, changes: TailChanges) throws(SessionStoreError) {
+        let rows = changes.rows(of: session, committed: tail)
+        guard let lastNumber = rows.lastNumber else { return }
+        try upsertSession.bind(session, at: 1)
+        try upsertSession.bind(lastNumber, at: 2)
+        try upsertSession.bind(rows.lastActive, at: 3)
+        try upsertSession.run()
+    }
+
+    /// Moves the session's rows from the log into `records` and `sessions`, by their rowids.
+    private func moveLogRows(of session: String, changes: inout TailChanges) throws(SessionStoreError) {
+        let rows = changes.rows(of: session, committed: tail)
+        guard !rows.rows.isEmpty else { return }
+        try noteLoggedNumbers(of: session, changes: changes)
+        for row in rows.rows {
+            try moveLogRow.bind(row.rowID, at: 1)
+            try moveLogRow.run()
+        }
+        try removeLogRows(of: session, through: .max, changes: &changes)
+    }
+
+    /// Deletes the session's rows in the log up to record `number`, in one statement over their rowids' range.
+    private func removeLogRows(
+        of session: String, through number: Int, changes: inout TailChanges
+    ) throws(SessionStoreError) {
+        var rows = changes.rows(of: session, committed: tail)
+        guard let first = rows.rows.first, first.number <= number else { return }
+        let last = rows.rows.last { $0.number <= number } ?? first
+        try deleteLogRange.bind(first.rowID, at: 1)
+        try deleteLogRange.bind(last.rowID, at: 2)
+        try deleteLogRange.bind(session, at: 3)
+        try deleteLogRange.bind(number, at: 4)
+        try deleteLogRange.run()
+        rows.rows.removeAll { $0.number <= number }
+        changes.replace(rows, of: session)
+    }
+
+    /// Deletes the session's rows in the log whose record numbers `remove` picks, by their rowids.
+    private func removeLogRows(
+        of session: String, changes: inout TailChanges, where remove: (Int) -> Bool
+    ) throws(SessionStoreError) {
+        var rows = changes.rows(of: session, committed: tail)
+        guard rows.rows.contains(where: { remove($0.number) }) else { return }
+        for row in rows.rows where remove(row.number) {
+            try deleteLogRow.bind(row.rowID, at: 1)
+            try deleteLogRow.run()
+        }
+        rows.rows.removeAll { remove($0.number) }
+        changes.replace(rows, of: session)
     }
 
     /// Moves the log's rows into `records` and `sessions` inside the open transaction.
@@ -220,6 +312,7 @@ final class WriterDatabase {
         try emptyLog.run()
         changes.movedLog = true
         changes.additions = []
+        changes.replaced = [:]
     }
 
     /// Builds the tail from the log's rows, and finds the next `seq`, when the file changed under another connection
