@@ -28,11 +28,7 @@ extension InputRecord {
         }
         object["digests"] = .object(digestObject)
         object["seq"] = .int(sequence)
-        var revisionObject = JSONObject()
-        for unit in revisions.keys.sorted() {
-            if let revision = revisions[unit] { revisionObject[unit] = .int(revision) }
-        }
-        object["revs"] = .object(revisionObject)
+        object["revs"] = Self.json(revisions)
         if let annotation { object["annotation"] = annotation }
         return .object(object)
     }
@@ -76,6 +72,15 @@ extension InputRecord {
     static func nanoseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
         return Int(seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
+    }
+
+    /// Pages' revisions as a JSON object, units in order (a record's and a snapshot's `revs`).
+    static func json(_ revisions: [String: Int]) -> JSONValue {
+        var object = JSONObject()
+        for unit in revisions.keys.sorted() {
+            if let revision = revisions[unit] { object[unit] = .int(revision) }
+        }
+        return .object(object)
     }
 
     static func hex(_ digest: UInt64) -> String {

@@ -17,11 +17,7 @@ extension SessionSnapshot {
         ]
         object["stack"] = .array(stack.map { ["unit": .string($0.unit), "presented": .bool($0.presented)] })
         object["pages"] = .array(pages.map(\.json))
-        var revisionObject = JSONObject()
-        for unit in revisions.keys.sorted() {
-            if let revision = revisions[unit] { revisionObject[unit] = .int(revision) }
-        }
-        object["revs"] = .object(revisionObject)
+        object["revs"] = InputRecord.json(revisions)
         if let annotation { object["annotation"] = annotation }
         return .object(object)
     }

@@ -378,8 +378,22 @@ enum OpenAPIDocument {
             "SessionLog": [
                 "type": "object", "required": ["format", "version", "records"],
                 "properties": [
-                    "format": ["const": "mvvmr-session-log"], "version": ["const": 1],
+                    "format": ["const": "mvvmr-session-log"], "version": ["const": 2],
                     "units": ["type": "array", "items": ["type": "string"]],
+                    // Present once the log was compacted: it stands for every record up to its number.
+                    "snapshot": [
+                        "type": "object", "required": ["format", "version", "number", "seq", "pages"],
+                        "properties": [
+                            "format": ["const": "mvvmr-session-snapshot"], "version": ["const": 1],
+                            "number": ["type": "integer", "minimum": 1], "time_ns": ["type": "integer"],
+                            "seq": ["type": "integer"], "seed": ["type": "string"],
+                            "wall_clock_ns": ["type": "integer"], "binds": ["type": "integer"],
+                            "next_ordinal": ["type": "integer"], "stack": ["type": "array"],
+                            "pages": ["type": "array", "items": ["type": "object"]],
+                            "revs": ["type": "object", "additionalProperties": ["type": "integer"]],
+                            "annotation": [:],
+                        ],
+                    ],
                     "records": [
                         "type": "array",
                         "items": [
