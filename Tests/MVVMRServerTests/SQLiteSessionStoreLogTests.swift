@@ -9,7 +9,8 @@ import Testing
 @Suite struct SQLiteSessionStoreLogTests {
     private static func open(_ path: String, moveThreshold: Int) throws -> SQLiteSessionStore {
         try SQLiteSessionStore(
-            path: path, durability: .process, testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: moveThreshold))
+            path: path, durability: .process,
+            testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: moveThreshold, logMoveSlice: .max))
     }
 
     @Test func recordsInTheLogAndRecordsMovedOutOfItLoadAsOneLog() throws {
@@ -29,6 +30,28 @@ import Testing
         #expect(try store.load("b")?.records == (1...7).map { record("b", $0) })
         #expect(try store.sessionCount() == 2)
         #expect(failureKind(appendWaiting(record("a", 10), to: store)) == .outOfOrder, "the fence knows moved records")
+    }
+
+    @Test func aLongLogIsMovedOldestRowsFirstASliceAtATime() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteSessionStore(
+            path: directory.path + "/sessions.sqlite", durability: .process,
+            testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 20, logMoveSlice: 5))
+        defer { store.close() }
+        for number in 1...40 {
+            appendWaiting(record("a", number), to: store, lastActive: Int64(number))
+            appendWaiting(record("b", number), to: store, lastActive: 100)
+            store.flush()
+            #expect(store.logRowCount < 21, "a move of 5 follows every batch that left 20 or more")
+            #expect(try store.load("a")?.records == (1...number).map { record("a", $0) })
+        }
+        #expect(store.moveCount >= 10)
+        #expect(store.logRowCount >= 15, "only the oldest rows were moved")
+        #expect(try store.load("b")?.records == (1...40).map { record("b", $0) })
+        #expect(failureKind(appendWaiting(record("a", 40), to: store)) == .outOfOrder)
+        #expect(try store.sessions(lastActiveBefore: 41, limit: 5) == ["a"])
+        #expect(try store.sessionCount() == 2)
     }
 
     @Test func aReopenedFileFindsTheRecordsLeftInTheLogAndTheNumberingGoesOn() throws {
@@ -114,6 +137,8 @@ import Testing
                     } catch {
                         problems.withLock { $0.append("\(session): \(error)") }
                     }
+                    // Not a busy loop: timing tests of other suites share these two cores.
+                    usleep(100)
                 }
             }
         }
@@ -148,7 +173,7 @@ import Testing
         let path = directory.path + "/sessions.sqlite"
         let store = try SQLiteSessionStore(
             path: path, durability: .process,
-            testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 50, checkpointFrames: 16))
+            testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 50, logMoveSlice: .max, checkpointFrames: 16))
         defer { store.close() }
         // Each append waited for is a commit of its own: at least one frame each, 400 without a checkpoint.
         for number in 1...400 { appendWaiting(record("a", number, bodySize: 300), to: store) }

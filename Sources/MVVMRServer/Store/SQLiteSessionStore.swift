@@ -33,8 +33,10 @@ public final class SQLiteSessionStore: SessionStore {
         var maximumPageCount: Int?
         /// Opens the file read-only (`SQLITE_READONLY` at every write). The file must already be a store.
         var readOnly = false
-        /// How many rows the shared log may hold before the writer moves them into `records`.
+        /// How many rows the shared log may hold before the writer moves some into `records`.
         var logMoveThreshold = SQLiteSessionStore.defaultLogMoveThreshold
+        /// How many of the oldest rows one move takes (`.max`: all of them).
+        var logMoveSlice = SQLiteSessionStore.defaultLogMoveSlice
         /// How many frames the write-ahead log may hold before the writer checkpoints it.
         var checkpointFrames = SQLiteSessionStore.defaultCheckpointFrames
     }
@@ -43,6 +45,11 @@ public final class SQLiteSessionStore: SessionStore {
     /// enough that a move writes each busy session's page once for many of its records, few enough that the
     /// move is short and the log's rows, which readers find one by one, are few.
     static let defaultLogMoveThreshold = 8_192
+
+    /// How many of the log's oldest rows one move takes, once it holds ``defaultLogMoveThreshold``: all of them.
+    /// Moving the oldest 1,024 at a time halved the answers' p99 (48 -> 26 ms) but cost a third of the throughput
+    /// (33,000 -> 21,700 actions/s, 256 sessions on this 2-core machine); 2,048 at a time, p99 30 ms and 13 % less.
+    static let defaultLogMoveSlice = Int.max
 
     /// How many frames (pages) the write-ahead log holds before the writer checkpoints it: SQLite's own default (4 MiB
     /// at its 4 KiB pages), but run between batches, once their answers are out, instead of inside a commit. (A
@@ -90,6 +97,7 @@ public final class SQLiteSessionStore: SessionStore {
         self.tail = tail
         writer = try SessionWriter(
             connection: writing, tail: tail, logMoveThreshold: testing.logMoveThreshold,
+            logMoveSlice: testing.logMoveSlice,
             checkpointFrames: testing.checkpointFrames)
         let reading = try SQLiteConnection(path: path, create: false, readOnly: testing.readOnly)
         if !testing.readOnly { try reading.execute("PRAGMA query_only = ON") }

@@ -34,7 +34,7 @@ final class StoreFixture: Sendable {
             self.directory = directory
             store = try SQLiteSessionStore(
                 path: directory.path + "/sessions.sqlite", durability: durability,
-                testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 1))
+                testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 1, logMoveSlice: .max))
         }
     }
 

@@ -4,11 +4,12 @@ import Locking
 /// session's latest records are, without an index on the log.
 ///
 /// Appends go to the end of `log`, one rowid table for every session, so a commit of many sessions' records writes
-/// a few adjacent pages instead of one page per session. The writer moves the log's rows into `records` (clustered
-/// by session and number) now and then, in one transaction that writes each session's page once for many of its
-/// records (``WriterDatabase/moveLog()``). Until then the rows are found through this table, in memory, which the
-/// writer fills after each commit (before any append of it completes) and empties after each move's commit, and
-/// which it builds from the file when it opens it or sees that another connection wrote to it.
+/// a few adjacent pages instead of one page per session. Once the log is long, the writer moves its oldest rows into
+/// `records` (clustered by session and number) between batches, in one transaction that writes each session's page
+/// once for the rows it gathered meanwhile (``WriterDatabase/moveLog(oldest:)``). Until then the rows are found
+/// through this table, in memory, which the writer fills after each commit (before any append of it completes) and
+/// trims after each move's commit, and which it builds from the file when it opens it or sees that another
+/// connection wrote to it.
 ///
 /// Readers look here before they begin their read transaction: a row whose append completed before the read is
 /// listed here, or its move committed before this table dropped it, so the read finds it in one of the two tables.
@@ -85,14 +86,27 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Takes in what a commit changed: after emptying the table when the commit moved the log, each session of
-    /// `sessions` gets exactly the rows given (none: it leaves the table).
-    func apply(_ sessions: [String: SessionRows], afterEmptying emptied: Bool) {
-        guard emptied || !sessions.isEmpty else { return }
+    /// Takes in what a commit changed: it moved the rows up to `movedThrough` out of the log (nil: none), and each
+    /// session of `sessions` has exactly the rows given (none: it leaves the table).
+    func apply(_ sessions: [String: SessionRows], removingThrough movedThrough: Int64?) {
+        guard movedThrough != nil || !sessions.isEmpty else { return }
         state.withLock { state in
-            if emptied {
-                state.sessions.removeAll(keepingCapacity: state.sessions.count < 4_096)
-                state.rowCount = 0
+            if let movedThrough {
+                // The rows are in rowid order: the moved ones are a prefix of each session's. Found first, then
+                // removed, so that the dictionary is not changed while it is walked.
+                var moved: [(session: String, count: Int, all: Bool)] = []
+                for (session, rows) in state.sessions {
+                    let count = rows.rows.prefix { $0.rowID <= movedThrough }.count
+                    if count > 0 { moved.append((session, count, count == rows.rows.count)) }
+                }
+                for entry in moved {
+                    state.rowCount -= entry.count
+                    if entry.all {
+                        state.sessions[entry.session] = nil
+                    } else {
+                        state.sessions[entry.session]?.rows.removeFirst(entry.count)
+                    }
+                }
             }
             for (session, rows) in sessions {
                 state.rowCount -= state.sessions[session]?.rows.count ?? 0

@@ -30,20 +30,24 @@ final class SessionWriter: @unchecked Sendable {
     /// The writer's connection and its statements: nil once the thread has ended.
     private var database: WriterDatabase?
     private let queue = Monitor(Queue())
-    /// How many rows the shared log may hold before the writer moves them into `records`, between two batches.
+    /// How many rows the shared log may hold before the writer moves some into `records`, between two batches.
     private let logMoveThreshold: Int
+    /// How many of the oldest rows one such move takes.
+    private let logMoveSlice: Int
 
     /// A writer for the store's file.
     /// - Parameters:
     ///   - connection: the writer's connection, configured, its tables ready.
     ///   - tail: where the log's rows are, shared with the reader.
-    ///   - logMoveThreshold: how many rows the log may hold before they are moved.
+    ///   - logMoveThreshold: how many rows the log may hold before some are moved.
+    ///   - logMoveSlice: how many of the oldest rows one move takes.
     ///   - checkpointFrames: how many frames the write-ahead log may hold before the writer checkpoints it.
     init(
-        connection: SQLiteConnection, tail: LogTail, logMoveThreshold: Int, checkpointFrames: Int
+        connection: SQLiteConnection, tail: LogTail, logMoveThreshold: Int, logMoveSlice: Int, checkpointFrames: Int
     ) throws(SessionStoreError) {
         database = try WriterDatabase(connection: connection, tail: tail, checkpointFrames: checkpointFrames)
         self.logMoveThreshold = logMoveThreshold
+        self.logMoveSlice = max(1, logMoveSlice)
     }
 
     /// Starts the writer thread.
@@ -184,7 +188,7 @@ final class SessionWriter: @unchecked Sendable {
     /// and is tried again after the next batch.
     private func moveLogIfLong() {
         guard let database, database.tail.rowCount >= logMoveThreshold else { return }
-        if case .success = database.moveLog() {
+        if case .success = database.moveLog(oldest: logMoveSlice) {
             queue.withLock { $0.moveCount += 1 }
         }
     }

@@ -10,8 +10,8 @@ enum WriteRequest: Sendable {
     case touch([SessionActivity])
     /// Delete a session.
     case delete(session: String)
-    /// Move the shared log's rows into `records` and `sessions` (see ``LogTail``).
-    case moveLog
+    /// Move the shared log's oldest rows (this many, or all) into `records` and `sessions` (see ``LogTail``).
+    case moveLog(oldest: Int)
     /// Nothing: completes once everything queued before it has (`flush`).
     case barrier
     /// Run a pragma on the writer's connection and tell its first value (tests read the writer's settings, and

@@ -15,6 +15,7 @@ final class WriterDatabase {
     private let moveLogRecords: SQLiteStatement
     private let moveLogSessions: SQLiteStatement
     private let emptyLog: SQLiteStatement
+    private let selectMoveWatermark: SQLiteStatement
     private let deleteLogRow: SQLiteStatement
     private let deleteLogRange: SQLiteStatement
     private let moveLogRow: SQLiteStatement
@@ -36,8 +37,8 @@ final class WriterDatabase {
 
     /// What a transaction changes in the tail, applied once it commits: its own view of the log's rows.
     private struct TailChanges {
-        /// The log was moved in this transaction: every row committed before it is in `records` now.
-        var movedLog = false
+        /// The log's rows up to this rowid were moved into `records` in this transaction (nil: none).
+        var movedThrough: Int64?
         /// The rows this transaction appended (after its last move), not yet in `replaced`.
         var additions: [LogTail.Addition] = []
         /// The log's rows of every session whose rows this transaction removed, as they are now (its additions
@@ -51,7 +52,8 @@ final class WriterDatabase {
         /// The rows `session` has in the log as this transaction sees it (for the rare changes that remove rows:
         /// it looks through the transaction's additions).
         func rows(of session: String, committed tail: LogTail) -> LogTail.SessionRows {
-            var rows = replaced[session] ?? (movedLog ? LogTail.SessionRows() : tail.rows(of: session).rows)
+            var rows = replaced[session] ?? tail.rows(of: session).rows
+            if let movedThrough { rows.rows.removeAll { $0.rowID <= movedThrough } }
             for addition in additions where addition.session == session { rows.add(addition) }
             return rows
         }
@@ -85,14 +87,16 @@ final class WriterDatabase {
         // the log's row is the later one. Sorted, so that each session's page is visited once.
         moveLogRecords = try connection.prepare(
             "INSERT OR REPLACE INTO records (session, number, body) SELECT session, number, body FROM log "
-                + "ORDER BY session, number")
+                + "WHERE seq <= ?1 ORDER BY session, number")
         // `WHERE true` keeps SQLite from reading ON CONFLICT as a join's constraint.
         moveLogSessions = try connection.prepare(
             "INSERT INTO sessions (id, last_number, last_active) "
-                + "SELECT session, max(number), max(last_active) FROM log WHERE true GROUP BY session "
+                + "SELECT session, max(number), max(last_active) FROM log WHERE seq <= ?1 GROUP BY session "
                 + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
                 + "last_active = max(last_active, excluded.last_active)")
-        emptyLog = try connection.prepare("DELETE FROM log")
+        emptyLog = try connection.prepare("DELETE FROM log WHERE seq <= ?1")
+        selectMoveWatermark = try connection.prepare(
+            "SELECT coalesce((SELECT seq FROM log ORDER BY seq LIMIT 1 OFFSET ?1), (SELECT max(seq) FROM log))")
         deleteLogRow = try connection.prepare("DELETE FROM log WHERE seq = ?1")
         deleteLogRange = try connection.prepare(
             "DELETE FROM log WHERE seq BETWEEN ?1 AND ?2 AND session = ?3 AND number <= ?4")
@@ -102,8 +106,7 @@ final class WriterDatabase {
             "INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3) "
                 + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
                 + "last_active = max(last_active, excluded.last_active)")
-        noteMovedThrough = try connection.prepare(
-            "UPDATE log_state SET moved_through = max(moved_through, (SELECT coalesce(max(seq), 0) FROM log))")
+        noteMovedThrough = try connection.prepare("UPDATE log_state SET moved_through = max(moved_through, ?1)")
         selectHighestSeq = try connection.prepare(
             "SELECT max(coalesce((SELECT max(seq) FROM log), 0), (SELECT moved_through FROM log_state))")
         updateSnapshot = try connection.prepare("UPDATE sessions SET snapshot_number = ?2, snapshot = ?3 WHERE id = ?1")
@@ -139,7 +142,7 @@ final class WriterDatabase {
         }
         // Our own commit changes no data_version of ours; only other connections' do.
         nextSeq = changes.nextSeq
-        tail.apply(changes.replaced, afterEmptying: changes.movedLog)
+        tail.apply(changes.replaced, removingThrough: changes.movedThrough)
         tail.add(changes.additions)
         return .success(outcomes)
     }
@@ -152,9 +155,10 @@ final class WriterDatabase {
         try? connection.checkpoint()
     }
 
-    /// Moves every row of the log into `records` and `sessions`, in one transaction of its own.
-    func moveLog() -> Result<Void, SessionStoreError> {
-        write([.moveLog]).map { _ in () }
+    /// Moves the oldest `count` rows of the log (all of them, when it holds fewer) into `records` and `sessions`, in
+    /// one transaction of its own.
+    func moveLog(oldest count: Int) -> Result<Void, SessionStoreError> {
+        write([.moveLog(oldest: count)]).map { _ in () }
     }
 
     /// Makes one request's change. Returns its refusal by the fence; throws when SQLite fails.
@@ -182,8 +186,8 @@ final class WriterDatabase {
         case .append:
             break
 
-        case .moveLog:
-            try moveLogInTransaction(changes: &changes)
+        case .moveLog(let count):
+            try moveLogInTransaction(oldest: count, changes: &changes)
 
         case .saveSnapshot(let snapshot, let session):
             // The session's row says how far its log goes (its rows in the log included) before the fence looks.
@@ -246,8 +250,8 @@ final class WriterDatabase {
     private func lastNumber(of session: String, changes: TailChanges) throws(SessionStoreError) -> Int {
         if let known = changes.lastNumbers[session] { return known }
         if let inLog = changes.replaced[session]?.lastNumber { return inLog }
-        // After a move in this transaction, `sessions` has what the committed tail listed.
-        if !changes.movedLog, let inLog = tail.rows(of: session).rows.lastNumber { return inLog }
+        // Moving rows into `records` leaves the session's last number as it was.
+        if let inLog = tail.rows(of: session).rows.lastNumber { return inLog }
         return try sessionNumbers(of: session)?.last ?? 0
     }
 
@@ -304,15 +308,27 @@ final class WriterDatabase {
         changes.replace(rows, of: session)
     }
 
-    /// Moves the log's rows into `records` and `sessions` inside the open transaction.
-    private func moveLogInTransaction(changes: inout TailChanges) throws(SessionStoreError) {
-        try moveLogRecords.run()
-        try moveLogSessions.run()
-        try noteMovedThrough.run()
-        try emptyLog.run()
-        changes.movedLog = true
-        changes.additions = []
-        changes.replaced = [:]
+    /// Moves the log's oldest `count` rows (all, when it holds fewer) into `records` and `sessions` inside the open
+    /// transaction.
+    private func moveLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
+        let watermark: Int64
+        do {
+            defer { selectMoveWatermark.reset() }
+            try selectMoveWatermark.bind(max(0, count - 1), at: 1)
+            guard try selectMoveWatermark.step(), !selectMoveWatermark.isNull(at: 0) else { return }
+            watermark = selectMoveWatermark.integer(at: 0)
+        }
+        for statement in [moveLogRecords, moveLogSessions, noteMovedThrough, emptyLog] {
+            try statement.bind(watermark, at: 1)
+            try statement.run()
+        }
+        changes.movedThrough = max(changes.movedThrough ?? 0, watermark)
+        changes.additions.removeAll { $0.row.rowID <= watermark }
+        for (session, rows) in changes.replaced {
+            var kept = rows
+            kept.rows.removeAll { $0.rowID <= watermark }
+            changes.replaced[session] = kept
+        }
     }
 
     /// Builds the tail from the log's rows, and finds the next `seq`, when the file changed under another connection
