@@ -510,8 +510,10 @@ extension PageServer {
     // MARK: - Session log
 
     /// `GET /api/session/log`: the session's stored snapshot (when its log was compacted) and input records, in
-    /// the versioned format of docs/PROTOCOL.md ("Session logs"), for a bug report that `PageTester` can replay.
+    /// the versioned format of docs/PROTOCOL.md ("Session logs"), for a bug report that `PageTester` can replay;
+    /// 403 `session_log_disabled` with `SESSION_LOG=off`.
     private func sessionLogResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+        guard configuration.servesSessionLogs else { throw .sessionLogDisabled }
         let session = try session(for: request)
         let stored: StoredSession?
         do throws(SessionStoreError) {

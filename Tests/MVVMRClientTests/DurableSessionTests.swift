@@ -188,6 +188,35 @@ func exchange(
         let served = try await exchange("GET", "/api/pages/home", port: port, session: session)
         #expect(replayed.pages.first { $0.unit == "home" }?.view == served.body["view"])
     }
+
+    @Test func aServerWithSessionLogsOffRefusesThemAndKeepsEverythingElse() async throws {
+        let file = ScratchStoreFile()
+        let logsOff: (inout ServerConfiguration) -> Void = { $0.servesSessionLogs = false }
+        let server = try TestServer(store: try file.open(), configure: logsOff)
+        defer { server.stop() }
+        let port = server.port
+        let created = try await exchange("POST", "/api/sessions", port: port, body: [:])
+        let session = try #require(created.body["session"]?.stringValue)
+        let saved = try await exchange(
+            "POST", "/api/pages/home/actions", port: port, session: session, body: ["action": "edit"])
+        #expect(saved.status == 200)
+        let log = try await exchange("GET", "/api/session/log", port: port, session: session)
+        #expect(log.status == 403)
+        #expect(log.body["error"]?["code"]?.stringValue == "session_log_disabled", "\(log.body)")
+        // Not even whether a session exists is told: an unknown one gets the same answer.
+        let unknown = try await exchange("GET", "/api/session/log", port: port, session: "unknown")
+        #expect(unknown.status == 403)
+        #expect(try await exchange("GET", "/api/pages/editor", port: port, session: session).status == 200)
+    }
+
+    @Test func sessionLogsAreOnUnlessSetOff() throws {
+        #expect(try ServerConfiguration.parse(arguments: [], environment: [:]).servesSessionLogs)
+        #expect(!(try ServerConfiguration.parse(arguments: [], environment: ["SESSION_LOG": "off"]).servesSessionLogs))
+        #expect(try ServerConfiguration.parse(arguments: ["--session-log", "ON"], environment: ["SESSION_LOG": "off"]).servesSessionLogs)
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(arguments: [], environment: ["SESSION_LOG": "maybe"])
+        }
+    }
 }
 
 /// A blocking TCP socket connected to 127.0.0.1:`port`, whose reads give up after `receiveTimeoutSeconds`.

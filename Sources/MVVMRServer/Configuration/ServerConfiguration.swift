@@ -96,6 +96,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// server takes a snapshot of the session (off the request path) and the store keeps it instead of those
     /// records (compaction), when every live page can be saved (see `RestorableViewModel`); 0: never.
     public var snapshotAfterRecords = 500
+    /// `SESSION_LOG`: whether `GET /api/session/log` answers (`on`, the default) or is refused with 403
+    /// `session_log_disabled` (`off`). A session's log holds everything its client sent, form fields included: a
+    /// server whose users type secrets may turn it off.
+    public var servesSessionLogs = true
 
     /// The defaults.
     public init() {}
@@ -254,6 +258,17 @@ public struct ServerConfiguration: Sendable, Equatable {
             "--snapshot-after-records", "SNAPSHOT_AFTER_RECORDS",
             "records a session's log holds before the server compacts it into a snapshot (0: never)",
             range: 0...100_000_000, \.snapshotAfterRecords),
+        Setting(
+            flag: "--session-log", environment: "SESSION_LOG",
+            summary: "on or off: whether GET /api/session/log answers with the session's log (all its client sent)",
+            current: { $0.servesSessionLogs ? "on" : "off" },
+            apply: { configuration, text throws(ConfigurationError) in
+                switch text.trimmingSpaces.lowercased() {
+                case "on": configuration.servesSessionLogs = true
+                case "off": configuration.servesSessionLogs = false
+                default: throw ConfigurationError(setting: "--session-log", message: "'\(text)' is not on or off.")
+                }
+            }),
     ]
 
     /// Reads the settings from flags and environment variables (a flag wins over its variable).

@@ -138,7 +138,8 @@ enum OpenAPIDocument {
             "get": operation(
                 "The session's stored input records (docs/PROTOCOL.md, \"Session logs\"): what PageTester replays.",
                 "getSessionLog", parameters: [sessionHeader],
-                responses: merged(["200": jsonResponse("The session's log.", "SessionLog")], errors(["400", "404", "503"])))
+                responses: merged(
+                    ["200": jsonResponse("The session's log.", "SessionLog")], errors(["400", "403", "404", "503"])))
         ]
         paths["/api/events"] = [
             "get": operation(

@@ -86,6 +86,11 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         message: "The session store cannot keep this request now, so it was not applied; retry shortly.",
         headers: [HTTPHeader(name: "Retry-After", value: "1")])
 
+    /// 403 `session_log_disabled`: the server does not serve session logs (`SESSION_LOG=off`).
+    static let sessionLogDisabled = ProtocolError(
+        status: 403, code: "session_log_disabled",
+        message: "This server does not serve session logs (SESSION_LOG=off).")
+
     /// 503 `draining`.
     static let draining = ProtocolError(
         status: 503, code: "draining", message: "The server is shutting down; retry shortly.",
