@@ -96,7 +96,10 @@ do {
     print("mvvmr-demo: \(error)")
     exit(1)
 }
-print("mvvmr-demo: serving on http://\(configuration.host):\(server.port)")
+// A URL to open: bound to every address, the server is reached on localhost. Flushed at once: with standard output
+// piped (a container's log), `print` holds its text in a block buffer until the process ends.
+print("mvvmr-demo: serving on \(ServerConfiguration.browsableURL(host: configuration.host, port: server.port))")
+fflush(nil)  // every output stream: `stdout` itself is a C global Swift 6 will not touch
 server.runUntilStopSignal()
 store.close()
 exit(0)

@@ -201,10 +201,13 @@ extension PageServer {
     }
 
     /// The headers of every JSON answer about a session, made once and shared (copy-on-write).
-    static let jsonNoStore: HTTPHeaders = ["Content-Type": "application/json", "Cache-Control": "no-store"]
+    static let jsonNoStore: HTTPHeaders = [
+        "Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+    ]
     /// The headers of an action response replayed for a repeated `Idempotency-Key`.
     static let jsonNoStoreReplayed: HTTPHeaders = [
-        "Content-Type": "application/json", "Cache-Control": "no-store", "Idempotent-Replayed": "true",
+        "Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+        "Idempotent-Replayed": "true",
     ]
 
     private func json(_ value: JSONValue, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
@@ -592,9 +595,28 @@ extension PageServer {
         if request.pathSegments.count == 1, registry.unit(named: request.pathSegments[0]) != nil,
             (request.headers["Accept"] ?? "").contains("text/html")
         {
-            return staticFiles.response(forSegments: ["index.html"], ifNoneMatch: request.headers["If-None-Match"])
+            return Self.withDocumentPolicy(
+                staticFiles.response(forSegments: ["index.html"], ifNoneMatch: request.headers["If-None-Match"]))
         }
-        return staticFiles.response(for: request)
+        return Self.withDocumentPolicy(staticFiles.response(for: request))
+    }
+
+    /// What a page of the client may load and who may frame it: scripts, styles, images and connections from this
+    /// server only (the client has no inline script or style), no plugins, no framing by any site.
+    static let contentSecurityPolicy =
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        + "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    /// A static file's response with the headers a browser applies to what it loads: the content security policy
+    /// and no framing on HTML, and no referrer on everything.
+    static func withDocumentPolicy(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers["Referrer-Policy"] = "no-referrer"
+        if response.headers["Content-Type"]?.hasPrefix("text/html") == true || response.status == 304 {
+            response.headers["Content-Security-Policy"] = contentSecurityPolicy
+            response.headers["X-Frame-Options"] = "DENY"
+        }
+        return response
     }
 }
 

@@ -42,3 +42,15 @@ import Testing
         #expect(direct.maxConnectionsPerIP == 128)
     }
 }
+
+/// The start-up line's URL: one a person can open.
+@Suite struct BrowsableURLTests {
+    @Test(arguments: [
+        ("0.0.0.0", "http://localhost:8080/"), ("::", "http://localhost:8080/"), ("", "http://localhost:8080/"),
+        ("127.0.0.1", "http://127.0.0.1:8080/"), ("::1", "http://[::1]:8080/"), ("[::1]", "http://[::1]:8080/"),
+        ("example.test", "http://example.test:8080/"),
+    ])
+    func anAddressBecomesAURLToOpen(host: String, url: String) {
+        #expect(ServerConfiguration.browsableURL(host: host, port: 8080) == url)
+    }
+}

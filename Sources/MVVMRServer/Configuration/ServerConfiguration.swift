@@ -101,6 +101,21 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// server whose users type secrets may turn it off.
     public var servesSessionLogs = true
 
+    /// The URL a person opens to reach a server listening on `host` and `port`: `http://localhost:PORT/` when it
+    /// listens on every address (`0.0.0.0`, `::` or none given), else `http://HOST:PORT/` (an IPv6 address in
+    /// brackets).
+    /// - Parameters:
+    ///   - host: the address the server listens on.
+    ///   - port: its port.
+    public static func browsableURL(host: String, port: Int) -> String {
+        let trimmed = host.trimmingSpaces
+        if trimmed.isEmpty || trimmed == "0.0.0.0" || trimmed == "::" || trimmed == "[::]" {
+            return "http://localhost:\(port)/"
+        }
+        let shown = trimmed.contains(":") && !trimmed.hasPrefix("[") ? "[\(trimmed)]" : trimmed
+        return "http://\(shown):\(port)/"
+    }
+
     /// The defaults.
     public init() {}
 
