@@ -598,7 +598,20 @@ extension PageServer {
             return Self.withDocumentPolicy(
                 staticFiles.response(forSegments: ["index.html"], ifNoneMatch: request.headers["If-None-Match"]))
         }
-        return Self.withDocumentPolicy(staticFiles.response(for: request))
+        let response = staticFiles.response(for: request)
+        // A browser's unknown address gets the client, with status 404: it tells the user there is no such page in
+        // the app's own words, instead of showing raw JSON. Asked for by anything else, it is the JSON 404.
+        if response.status == 404, request.method == "GET" || request.method == "HEAD",
+            (request.headers["Accept"] ?? "").contains("text/html"), request.pathSegments.first != "api"
+        {
+            var shell = staticFiles.response(forSegments: ["index.html"], ifNoneMatch: nil)
+            if shell.status == 200 {
+                shell.status = 404
+                shell.headers["ETag"] = nil
+                return Self.withDocumentPolicy(shell)
+            }
+        }
+        return Self.withDocumentPolicy(response)
     }
 
     /// What a page of the client may load and who may frame it: scripts, styles, images and connections from this

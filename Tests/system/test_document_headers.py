@@ -84,3 +84,44 @@ def test_the_client_runs_under_its_policy_with_no_violation_in_chromium(shared_s
         assert violations == [], violations
     finally:
         browser.quit()
+
+
+def test_a_browsers_unknown_address_gets_the_client_with_404_and_the_api_keeps_its_json(shared_server):
+    page = shared_server.request("GET", "/nosuchpage", headers={"Accept": "text/html,application/xhtml+xml"})
+    assert page.status == 404
+    assert (page.header("Content-Type") or "").startswith("text/html")
+    assert b'<main id="page"' in page.body
+    assert "frame-ancestors 'none'" in (page.header("Content-Security-Policy") or "")
+    # Not for the API, and not for a client that asked for something else.
+    for path, headers in (("/nosuchpage", {}), ("/api/nosuch", {"Accept": "text/html"}),
+                          ("/js/nosuch.js", {"Accept": "*/*"})):
+        answer = shared_server.request("GET", path, headers=headers)
+        assert answer.status == 404, (path, answer)
+        assert answer.json()["error"]["code"] == "not_found", (path, answer)
+
+
+def test_chromium_on_an_unknown_address_shows_the_clients_notice(shared_server):
+    import shutil
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900"):
+        options.add_argument(argument)
+    if shutil.which("chromium"):
+        options.binary_location = shutil.which("chromium")
+    browser = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    try:
+        browser.get(f"http://127.0.0.1:{shared_server.port}/nosuchpage")
+        notice = lambda b: b.find_element(By.ID, "notice-text").text
+        WebDriverWait(browser, 10).until(lambda b: "nosuchpage" in notice(b))
+        assert "There is no page named" in notice(browser)
+        assert "not_found" not in browser.find_element(By.TAG_NAME, "body").text, "no raw JSON"
+        # The app itself runs: its root page is shown under the notice.
+        WebDriverWait(browser, 10).until(
+            lambda b: b.find_element(By.ID, "page").get_attribute("data-unit") not in ("", None))
+    finally:
+        browser.quit()
