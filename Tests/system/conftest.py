@@ -149,6 +149,16 @@ def start_server():
         server.stop()
 
 
+@pytest.fixture
+def browser():
+    """A headless Chromium at desktop size (browsing.py), closed after the test."""
+    from browsing import open_chromium
+
+    driver = open_chromium()
+    yield driver
+    driver.quit()
+
+
 @pytest.fixture(scope="module")
 def shared_server():
     server = Server()

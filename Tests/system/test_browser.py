@@ -1,20 +1,9 @@
 """The browser client in a real headless Chromium (Selenium with Debian's chromedriver), through every
 demo page. Screenshots of each page go to screenshots/."""
-import os
-import shutil
-import time
-
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support import expected_conditions as conditions
-from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ROOT
-
-SCREENSHOTS = os.path.join(ROOT, "screenshots")
+from browsing import click_action, current_unit, shoot, type_into, wait_for, wait_for_text, wait_for_unit  # noqa: F401
 
 
 @pytest.fixture(scope="module")
@@ -24,57 +13,6 @@ def demo(request):
     server = Server({"EMPLOYEE_LATENCY_MS": 300})
     yield server
     server.stop()
-
-
-@pytest.fixture
-def browser():
-    options = webdriver.ChromeOptions()
-    options.add_argument("--headless=new")
-    options.add_argument("--no-sandbox")
-    options.add_argument("--disable-dev-shm-usage")
-    options.add_argument("--window-size=1200,900")
-    chromium = shutil.which("chromium")
-    if chromium:
-        options.binary_location = chromium
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    driver.set_page_load_timeout(20)
-    yield driver
-    driver.quit()
-
-
-def wait_for(browser, condition, timeout=10):
-    return WebDriverWait(browser, timeout).until(condition)
-
-
-def current_unit(browser):
-    return browser.find_element(By.ID, "page").get_attribute("data-unit")
-
-
-def wait_for_unit(browser, unit, timeout=10):
-    wait_for(browser, lambda b: current_unit(b) == unit, timeout)
-
-
-def wait_for_text(browser, text, timeout=10):
-    wait_for(browser, lambda b: text in b.find_element(By.ID, "page").text, timeout)
-
-
-def click_action(browser, action, index=0):
-    buttons = [b for b in browser.find_elements(By.CSS_SELECTOR, f'#page [data-action="{action}"]')
-               if b.tag_name in ("button", "a") or b.get_attribute("type") in ("button", "submit")]
-    assert buttons, f"no button for action {action}"
-    wait_for(browser, lambda b: buttons[index].is_enabled())
-    buttons[index].click()
-
-
-def type_into(browser, action, text):
-    field = browser.find_element(By.CSS_SELECTOR, f'#page input[data-action="{action}"]')
-    field.clear()
-    field.send_keys(text)
-
-
-def shoot(browser, name):
-    os.makedirs(SCREENSHOTS, exist_ok=True)
-    browser.save_screenshot(os.path.join(SCREENSHOTS, f"{name}.png"))
 
 
 def test_home_menu_and_greeting(demo, browser):

@@ -10,7 +10,7 @@ import time
 import pytest
 from selenium.webdriver.common.by import By
 
-from test_browser import browser, click_action, current_unit, shoot, type_into, wait_for, wait_for_text, wait_for_unit  # noqa: F401
+from browsing import click_action, current_unit, shoot, type_into, wait_for, wait_for_text, wait_for_unit  # noqa: F401
 
 
 @pytest.fixture
