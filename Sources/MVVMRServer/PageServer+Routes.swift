@@ -147,6 +147,17 @@ extension PageServer {
         return nil
     }
 
+    /// The session id an event stream is opened for: `X-Session-ID`, else the `session` query parameter (a
+    /// browser's `EventSource` cannot set headers, and a client that keeps one session per tab cannot use the
+    /// cookie, which every tab shares), else the cookie. The query parameter is never logged: request logs carry
+    /// the path without its query.
+    func streamCredentials(_ request: HTTPRequest) throws(ProtocolError) -> String {
+        if let header = request.headers["X-Session-ID"], !header.isEmpty { return header }
+        if let fromQuery = request.queryValue("session"), !fromQuery.isEmpty { return fromQuery }
+        if let cookie = request.cookies[Self.cookieName], !cookie.isEmpty { return cookie }
+        throw .unknownSession
+    }
+
     /// The address a request counts against (limits, logs): the peer's, or behind a trusted proxy the rightmost
     /// `X-Forwarded-For` entry, the one that proxy appended. Entries to its left are the client's own words (a
     /// client may send any `X-Forwarded-For` it likes, and proxies append to it), so believing the first would
@@ -545,7 +556,7 @@ extension PageServer {
     // MARK: - Events
 
     private func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
-        let session = try session(for: request)
+        let session = try session(identifiedBy: try streamCredentials(request))
         // Both are checked, so a malformed one is refused even where the other (the header) would win.
         let fromHeader = try eventIdentifier(request.headers["Last-Event-ID"])
         let fromQuery = try eventIdentifier(request.queryValue("lastEventId"))

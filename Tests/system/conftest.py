@@ -169,10 +169,13 @@ def shared_server():
 class EventReader:
     """Reads a text/event-stream over a raw socket, event by event."""
 
-    def __init__(self, port, session, last_event_id=None, query=""):
+    def __init__(self, port, session, last_event_id=None, query="", headers=None):
+        """`session` goes in `X-Session-ID` unless it is None; `headers` are added as they are."""
         self.socket = socket.create_connection(("127.0.0.1", port), timeout=10)
-        lines = [f"GET /api/events{query} HTTP/1.1", "Host: 127.0.0.1", f"X-Session-ID: {session}",
-                 "Accept: text/event-stream"]
+        lines = [f"GET /api/events{query} HTTP/1.1", "Host: 127.0.0.1", "Accept: text/event-stream"]
+        if session is not None:
+            lines.append(f"X-Session-ID: {session}")
+        lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
         if last_event_id is not None:
             lines.append(f"Last-Event-ID: {last_event_id}")
         self.socket.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())

@@ -108,6 +108,30 @@ def test_events_stream_every_change_in_order_and_resume_misses_nothing(shared_se
     by_query.close()
 
 
+def test_a_stream_names_its_session_in_the_query_for_clients_without_headers(shared_server):
+    """A browser tab keeps its own session and its EventSource cannot set headers: `?session=` names it, over the
+    cookie (which another tab's session may have set); `X-Session-ID` still wins over both."""
+    server = shared_server
+    mine = server.new_session({"unit": "counters"})
+    other = server.new_session({"unit": "counters"})
+    cookie = {"Cookie": f"mvvmr_session={other['session']}"}
+    by_query = EventReader(server.port, None, last_event_id=mine["page"]["seq"], query=f"?session={mine['session']}",
+                           headers=cookie)
+    assert by_query.status == 200
+    server.act(other["session"], "counters", "increment", value=2)
+    server.act(mine["session"], "counters", "increment", value=1)
+    event = by_query.next_event()
+    assert event["event"] == "patch" and event["data"]["patch"][0]["path"].startswith("/rows/0"), event
+    by_query.close()
+    header_wins = EventReader(server.port, other["session"], last_event_id=other["page"]["seq"],
+                              query=f"?session={mine['session']}")
+    assert header_wins.next_event()["data"]["patch"][0]["path"].startswith("/rows/1")
+    header_wins.close()
+    unknown = EventReader(server.port, None, query="?session=nosuchsession")
+    assert unknown.status == 404
+    unknown.close()
+
+
 def test_resume_past_the_log_or_ahead_sends_snapshots(start_server):
     server = start_server()
     session = server.new_session({"unit": "counters"})["session"]

@@ -148,6 +148,12 @@ enum OpenAPIDocument {
                     sessionHeader,
                     ["name": "Last-Event-ID", "in": "header", "required": false, "schema": eventIdentifierSchema],
                     ["name": "lastEventId", "in": "query", "required": false, "schema": eventIdentifierSchema],
+                    [
+                        "name": "session", "in": "query", "required": false,
+                        "description":
+                            "The session id, for clients that cannot set headers (a browser's EventSource) and keep one session per tab. `X-Session-ID` wins over it; it wins over the cookie.",
+                        "schema": ["type": "string"],
+                    ],
                 ],
                 responses: merged(
                     [
