@@ -6,6 +6,7 @@ import { MvvmrClient, ProtocolError } from "./client.js";
 import { PageView } from "./render.js";
 import { humanize } from "./bindings.js";
 import { routeOf, unitForPath, navigationForHistoryEntry, historyActionFor } from "./routes.js";
+import { claimSession } from "./tabs.js";
 
 const SESSION_KEY = "mvvmr.session";
 const pageElement = document.getElementById("page");
@@ -30,6 +31,12 @@ let historyIndex = 0;
 let expectedPop = false;
 let handlingPop = false;
 let started = false;
+/** The claim on this tab's session id (tabs.js), released when the tab moves to another session. */
+let sessionClaim = { claimed: true, release: () => {} };
+/** Set when the tab resumed its session after a reload: the first page shown resets its write-only fields. */
+let resumedAfterReload = false;
+/** A refusal of the page the address named, while the tab was starting (it was told already). */
+let startRefused = null;
 
 // MARK: notices and announcements
 
@@ -100,7 +107,7 @@ function showStatus() {
     text = waitingText(outboxState);
   } else if (streamState !== "open") {
     state = "reconnecting";
-    text = "Reconnecting…";
+    text = "The server cannot be reached. Reconnecting… Anything you do meanwhile is kept and sent when it is back.";
   }
   connectionElement.dataset.outbox = String(outboxState.pending); // actions not yet answered (tests wait on it)
   const previous = connectionElement.dataset.state ?? "open";
@@ -150,6 +157,7 @@ async function showTop({ focus = false } = {}) {
       announce,
       onError: (error) => notify(error.message, "error"),
     });
+    if (resumedAfterReload) view.resetWriteOnlyFields();
     if (focus) {
       const heading = pageElement.querySelector("h1, h2");
       if (heading) {
@@ -158,6 +166,7 @@ async function showTop({ focus = false } = {}) {
       }
     }
   }
+  resumedAfterReload = false;
   pageElement.dataset.unit = unit;
   pageElement.dataset.rev = String(page.rev);
   pageElement.dataset.presented = client.navigation.presented === unit ? "true" : "false";
@@ -199,12 +208,35 @@ client.on("session", ({ session }) => {
   try {
     sessionStorage.setItem(SESSION_KEY, session);
   } catch {
-    // Storage may be unavailable (private mode); recovery notices are then best effort.
+    // Storage may be unavailable (private mode); a reload then starts a new session.
+  }
+  if (!sessionClaim.claimed || sessionClaim.session !== session) {
+    // A new session (first visit, recovery): claim it, so a duplicate of this tab starts its own.
+    sessionClaim.release();
+    sessionClaim = { claimed: false, session, release: () => {} };
+    claimSession(session, tabEnvironment()).then((claim) => {
+      if (sessionClaim.session === session) sessionClaim = { ...claim, session };
+      else claim.release();
+    });
   }
 });
 
+function tabEnvironment() {
+  return { locks: globalThis.navigator?.locks ?? null, BroadcastChannel: globalThis.BroadcastChannel ?? null };
+}
+
+/** Which units open only from within the app (`GET /api/units`: `entry: "flow_only"`). */
+function opensOnlyInFlow(unit) {
+  return catalogue.units.some((info) => info.name === unit && info.entry === "flow_only");
+}
+
 client.on("recovered", () => notify("Your session expired; a new one was started."));
-client.on("navigationerror", ({ error }) => notify(describeError(error), "error"));
+client.on("navigationerror", ({ error, unit }) => {
+  if (!started) startRefused = error;
+  if (error.code === "unknown_unit") notify(`There is no page named “${unit ?? "?"}”.`, "error");
+  else if (error.code === "entry_refused") notify(`“${humanize(unit ?? "")}” opens only from within the app, so you are at its start.`);
+  else notify(describeError(error), "error");
+});
 client.on("error", ({ error, context }) => console.warn(`MVVMR: ${context}`, error));
 client.on("connection", ({ state }) => {
   streamState = state;
@@ -262,7 +294,7 @@ window.addEventListener("popstate", async (event) => {
     expectedPop = false;
     return;
   }
-  const request = navigationForHistoryEntry(client.navigation.stack, state, unitForPath(location.pathname, catalogue));
+  const request = navigationForHistoryEntry(client.navigation.stack, state, unitForPath(location.pathname, catalogue), client.navigation.forward);
   if (!request) return;
   handlingPop = true;
   try {
@@ -277,13 +309,14 @@ window.addEventListener("popstate", async (event) => {
 });
 
 backButton.addEventListener("click", async () => {
-  backButton.disabled = true;
+  // Busy, not disabled: disabling would drop the keyboard focus; a second click goes back once more.
+  backButton.setAttribute("aria-busy", "true");
   try {
     await client.back({ onWaiting: (waiting) => markPending(backButton, waiting) });
   } catch (error) {
     reportError(error);
   } finally {
-    backButton.disabled = false;
+    if (client.outbox.length === 0) backButton.removeAttribute("aria-busy");
   }
 });
 
@@ -317,30 +350,52 @@ async function start() {
   } catch {
     knownSession = null;
   }
+  if (knownSession) {
+    // A reload keeps the tab's session; a duplicated tab (its sessionStorage is a copy) finds the
+    // id held by the tab it came from and starts its own, rather than moving that one.
+    const claim = await claimSession(knownSession, tabEnvironment());
+    if (claim.claimed) {
+      sessionClaim = { ...claim, session: knownSession };
+      resumedAfterReload = true;
+    } else {
+      knownSession = null;
+    }
+  }
+  await loadCatalogue();
+  const wanted = unitForPath(location.pathname, catalogue);
+  const known = catalogue.units.length === 0 || catalogue.units.some((info) => info.name === wanted);
   try {
-    await Promise.all([loadCatalogue(), client.start({ knownSession })]);
+    // A new tab starts at the page its address names (when the app has it and it may be opened there).
+    const unit = wanted && wanted !== catalogue.root && known && !opensOnlyInFlow(wanted) ? wanted : null;
+    await client.start({ knownSession, unit });
   } catch (error) {
     pageElement.querySelector(".loading")?.replaceChildren(document.createTextNode("The app could not start."));
     notify(describeError(error), "error");
     return;
   }
-  const root = catalogue.root ?? client.navigation.stack[0] ?? null;
-  const wanted = unitForPath(location.pathname, { root, units: catalogue.units });
   historyIndex = history.state?.mvvmr && Number.isInteger(history.state.index) ? history.state.index : 0;
   historyStacks[historyIndex] = [...client.navigation.stack];
   history.replaceState(entryState(client.navigation.stack), "", location.href);
   started = true;
-  if (wanted && wanted !== client.topUnit) {
+  if (startRefused) {
+    // The server started elsewhere and said why (navigationerror).
+  } else if (wanted && !known) {
+    notify(`There is no page named “${wanted}”.`, "error");
+  } else if (wanted && wanted !== client.topUnit && !client.navigation.stack.includes(wanted) && opensOnlyInFlow(wanted)) {
+    notify(`“${humanize(wanted)}” opens only from within the app, so you are at its start.`);
+  } else if (wanted && wanted !== client.topUnit) {
     try {
       handlingPop = true; // the address bar already shows the deep link
       await client.open(wanted);
     } catch (error) {
       if (error instanceof ProtocolError && error.code === "unknown_unit") notify(`There is no page named “${wanted}”.`, "error");
+      else if (error instanceof ProtocolError && error.code === "entry_refused") notify(`“${humanize(wanted)}” opens only from within the app, so you are at its start.`);
       else reportError(error);
     } finally {
       handlingPop = false;
     }
   }
+  // The address bar follows the page the tab really shows (a refused or unknown link lands elsewhere).
   writeHistory("replace", client.navigation.stack);
   await showTop({ focus: false });
 }

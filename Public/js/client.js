@@ -28,7 +28,7 @@ export class ProtocolError extends Error {
 /**
  * @typedef {{name: string, value: string}} ActionInfo
  * @typedef {{unit: string, rev: number, view: unknown, actions: ActionInfo[]}} Page
- * @typedef {{stack: string[], presented: string|null}} Navigation
+ * @typedef {{stack: string[], presented: string|null, forward: string[]}} Navigation  `forward`: pages a forward navigation brings back, nearest first
  */
 
 /**
@@ -102,6 +102,8 @@ function defaultRandomKey() {
  * - `navigationerror` `{error, unit}`: an action was applied but the navigation it caused failed
  * - `error` `{error, context}`: something failed that no caller awaited
  * - `connection` `{state}`: `open`, `reconnecting`, `closed`
+ * - `dropped` `{unit, action}`: an action was not sent because its page left the stack before
+ *   its turn (an earlier action or navigation in the outbox navigated away)
  * - `outbox` `{pending, waiting, error}`: actions and navigations not yet answered (`pending`),
  *   how many of them wait for an unavailable server (`waiting`: 0 or 1, since they go one at a
  *   time) and the failure they wait out
@@ -137,7 +139,7 @@ export class MvvmrClient {
     /** @type {number} the id of the latest session event this client knows of */
     this.seq = 0;
     /** @type {Map<string, Page>} */ this.pages = new Map();
-    /** @type {Navigation} */ this.navigation = { stack: [], presented: null };
+    /** @type {Navigation} */ this.navigation = { stack: [], presented: null, forward: [] };
     /** @type {EventSource|null} */ this.events = null;
     /** The stream's last reported state (`connection` event): `open`, `reconnecting` or `closed`. */
     this.streamState = "open";
@@ -204,6 +206,8 @@ export class MvvmrClient {
    */
   async request(method, path, { body, headers = {} } = {}) {
     const init = { method, credentials: "same-origin", headers: { Accept: "application/json", ...headers } };
+    // The tab's own session: the cookie is shared by every tab, the header wins over it.
+    if (this.session && !init.headers["X-Session-ID"]) init.headers["X-Session-ID"] = this.session;
     if (body !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
@@ -253,26 +257,34 @@ export class MvvmrClient {
   // MARK: sessions
 
   /**
-   * Opens the client: resumes the session the cookie names (`GET /api/session`) or, when
-   * there is none, creates one (`POST /api/sessions`). Then connects the event stream.
-   * @param {{knownSession?: string|null}} [options] a session id this tab used before;
-   *   when it is gone, a `recovered` event is emitted as for any lost session
+   * Opens the client for one tab. With `knownSession` (the id this tab used before, kept in
+   * its sessionStorage) it resumes that session (`GET /api/session`, the id in `X-Session-ID`);
+   * when it is gone, a new one is started and a `recovered` event emitted. Without one (a new
+   * tab) it creates a session at once (`POST /api/sessions`), at `unit` when given, so a deep
+   * link costs one request and no failed one. Then it connects the event stream.
+   * @param {{knownSession?: string|null, unit?: string|null}} [options]
    * @returns {Promise<void>}
    */
-  async start({ knownSession = null } = {}) {
+  async start({ knownSession = null, unit = null } = {}) {
     this.closed = false;
-    try {
-      const { body } = await this.request("GET", "/api/session");
-      this.adoptSession(body);
-      this.emit("session", { session: this.session, recovered: false, previousSession: null });
-    } catch (error) {
-      if (!(error instanceof ProtocolError) || ![401, 404].includes(error.status)) throw error;
-      await this.createSession(null);
-      if (knownSession && knownSession !== this.session) {
-        this.emit("recovered", { previousSession: knownSession, session: this.session, unit: this.topUnit });
+    if (knownSession) {
+      this.session = knownSession;
+      try {
+        const { body } = await this.request("GET", "/api/session");
+        this.adoptSession(body);
+        this.emit("session", { session: this.session, recovered: false, previousSession: null });
+        this.connect();
+        return;
+      } catch (error) {
+        if (!(error instanceof ProtocolError) || ![401, 404].includes(error.status)) throw error;
+        this.session = null;
       }
-      this.emit("session", { session: this.session, recovered: Boolean(knownSession), previousSession: knownSession });
     }
+    await this.createSession(unit);
+    if (knownSession && knownSession !== this.session) {
+      this.emit("recovered", { previousSession: knownSession, session: this.session, unit: this.topUnit });
+    }
+    this.emit("session", { session: this.session, recovered: Boolean(knownSession), previousSession: knownSession });
     this.connect();
   }
 
@@ -291,17 +303,33 @@ export class MvvmrClient {
    * @param {string|null} unit
    */
   async createSession(unit) {
-    const { body } = await this.request("POST", "/api/sessions", { body: unit ? { unit } : {} });
+    let body;
+    try {
+      ({ body } = await this.request("POST", "/api/sessions", { body: unit ? { unit } : {} }));
+    } catch (error) {
+      if (!unit || !(error instanceof ProtocolError) || error.code !== "unknown_unit") throw error;
+      // A deep link to a page the app does not have: start at the root and say so.
+      ({ body } = await this.request("POST", "/api/sessions", { body: {} }));
+      this.emit("navigationerror", { error, unit });
+      unit = null;
+    }
     this.session = body.session ?? null;
     this.generation += 1;
     this.pages.clear();
-    this.navigation = { stack: [], presented: null };
+    this.navigation = { stack: [], presented: null, forward: [] };
     if (body.page) {
       this.seq = Number.isInteger(body.page.seq) ? body.page.seq : 0;
       this.storeSnapshot(body.page, "snapshot");
     }
     const navigation = body.navigation ?? body.page?.navigation ?? { stack: body.page ? [body.page.unit] : [], presented: null };
     this.setNavigation({ type: "root", ...navigation }, "session");
+    if (body.navigation_error) {
+      // The server would not start at `unit` (`entry_refused`: it opens only from within the app),
+      // and started at its root instead: that is where the tab now is.
+      const { code = "entry_refused", message = "That page opens only from within the app.", details = null } = body.navigation_error;
+      this.emit("navigationerror", { error: new ProtocolError(code, message, { status: 403, details }), unit });
+      return;
+    }
     // Not through the outbox: a recovery may run inside one of its entries.
     if (unit && this.topUnit !== unit) await this.postNavigation({ type: "open", unit });
   }
@@ -432,9 +460,10 @@ export class MvvmrClient {
   setNavigation(navigation, origin) {
     const stack = Array.isArray(navigation?.stack) ? [...navigation.stack] : this.navigation.stack;
     const presented = navigation?.presented ?? null;
+    const forward = Array.isArray(navigation?.forward) ? [...navigation.forward] : [];
     const previousStack = this.navigation.stack;
     const same = stack.length === previousStack.length && stack.every((u, i) => u === previousStack[i]) && presented === this.navigation.presented;
-    this.navigation = { stack, presented };
+    this.navigation = { stack, presented, forward };
     if (!same) this.emit("navigation", { type: navigation?.type ?? null, stack, presented, previousStack, origin });
   }
 
@@ -442,10 +471,12 @@ export class MvvmrClient {
   receiveNavigation(navigation, origin) {
     if (!navigation) return;
     if (navigation.page) this.storeSnapshot({ unit: navigation.unit, ...navigation.page }, "navigation");
-    // `root` and `back` release pages on the server; forget copies that left the stack.
+    // `root` and `back` release pages on the server, except those kept for going forward:
+    // forget copies that left both.
     if ((navigation.type === "root" || navigation.type === "back") && Array.isArray(navigation.stack)) {
+      const forward = Array.isArray(navigation.forward) ? navigation.forward : [];
       for (const unit of [...this.pages.keys()]) {
-        if (!navigation.stack.includes(unit)) this.pages.delete(unit);
+        if (!navigation.stack.includes(unit) && !forward.includes(unit)) this.pages.delete(unit);
       }
     }
     this.setNavigation(navigation, origin);
@@ -486,7 +517,7 @@ export class MvvmrClient {
    * the actions made before it and, like them, waits out an unavailable server: `open` is
    * sent again as it is (opening the unit on top changes nothing), `back` after a network
    * error only once `GET /api/session` shows the first one did not pop the stack.
-   * @param {{type: "back"} | {type: "open", unit: string}} request
+   * @param {{type: "back"} | {type: "forward"} | {type: "open", unit: string}} request
    * @param {{onWaiting?: (waiting: boolean) => void}} [options] told when it starts and stops waiting for the server
    * @returns {Promise<any>} the response body
    */
@@ -497,6 +528,11 @@ export class MvvmrClient {
   /** `navigate({type: "back"})`. */
   back(options) {
     return this.navigate({ type: "back" }, options);
+  }
+
+  /** `navigate({type: "forward"})`: the server brings back the page the last back left, as it was. */
+  forward(options) {
+    return this.navigate({ type: "forward" }, options);
   }
 
   /**
@@ -518,9 +554,9 @@ export class MvvmrClient {
     const stackBefore = [...this.navigation.stack];
     let uncertain = false;
     return this.withRetries(entry, async () => {
-      if (uncertain && entry.request.type === "back") {
+      if (uncertain && (entry.request.type === "back" || entry.request.type === "forward")) {
         // The last attempt may have reached the server before the connection broke, and
-        // a second back would pop another page: look first.
+        // a second back (or forward) would move another page: look first.
         const { body } = await this.call("GET", "/api/session");
         const stack = body?.navigation?.stack ?? [];
         if (stack.length !== stackBefore.length || stack.some((unit, index) => unit !== stackBefore[index])) {
@@ -585,6 +621,12 @@ export class MvvmrClient {
     const run = this.outboxTail
       .then(() => {
         if (entry.generation !== this.generation) throw lostSessionError();
+        if (entry.kind === "action" && this.navigation.stack.length > 0 && !this.navigation.stack.includes(entry.unit)) {
+          // Made on a page an earlier entry navigated away from (a second click on "Sign in"):
+          // that page is gone, so the action has nothing to act on and is not sent.
+          this.emit("dropped", { unit: entry.unit, action: entry.action });
+          return null;
+        }
         return deliver(entry);
       })
       .finally(() => {
@@ -667,13 +709,16 @@ export class MvvmrClient {
   // MARK: server push
 
   /**
-   * Opens the event stream. The first connect passes `?lastEventId=SEQ` (EventSource
-   * cannot set headers); the browser sends `Last-Event-ID` itself on reconnects.
+   * Opens the event stream. EventSource cannot set headers: the session goes in `?session=`,
+   * and the first connect passes `lastEventId=SEQ`; the browser sends `Last-Event-ID` itself
+   * on reconnects.
    */
   connect() {
     if (!this.createEventSource || this.closed) return;
     this.disconnect();
-    const source = this.createEventSource(`${this.baseURL}/api/events?lastEventId=${encodeURIComponent(this.seq)}`);
+    // EventSource cannot set headers: the tab's session goes in the query (the cookie is every tab's).
+    const session = this.session ? `session=${encodeURIComponent(this.session)}&` : "";
+    const source = this.createEventSource(`${this.baseURL}/api/events?${session}lastEventId=${encodeURIComponent(this.seq)}`);
     this.events = source;
     const guard = (handler) => (event) => {
       if (this.events !== source) return; // a stale stream

@@ -6,7 +6,7 @@
 // they are relative to the row's item, and `""` is the item itself):
 //   data-text="/greeting"            textContent (null → ""); data-format="number" groups digits
 //   data-show="/error"               hidden unless truthy; data-hide="/hasMore" the opposite
-//   data-disabled="!/canSubmit"      the disabled property (kept while the action is in flight)
+//   data-disabled="!/canSubmit"      the disabled property
 //   data-style-{css-prop}="/color"   one CSS property (null removes it)
 //   data-attr-{name}="/x"            one attribute (null/false remove it, true → "true"; no on*)
 //   data-prop-{name}="/username"     one DOM property (value, checked…); a focused field's
@@ -14,12 +14,14 @@
 //   data-class-{name}="/failed"      toggles a class
 //   data-list="/rows" data-key="id"  one row per item from the element's <template> child,
 //                                    keyed by that member; rows get data-row-key/-index
-//   data-announce                    text changes of this element are read out (aria-live)
+//   data-announce                    text changes of this element are read out (aria-live);
+//   data-announce-label="/title"     with it, prefixed by that value ("Row 1: 3"), relative to the row
 // Actions:
 //   data-action="increment" on a button: sends that action on click, with the value of
 //   data-value="/id" (an expression, relative to the row) or of the control named by
-//   data-value-from="element-id"; nothing for `none` actions. The button is disabled until
-//   the response. On an input/textarea: sends its value on input (debounced 150 ms, flushed
+//   data-value-from="element-id"; nothing for `none` actions. Every click (Enter, Space) is
+//   sent, in order: the button stays enabled and focusable while its actions are in flight
+//   (`aria-busy="true"`). On an input/textarea: sends its value on input (debounced 150 ms, flushed
 //   on change/blur and before any button action); on a select/checkbox/radio: on change.
 //   Values are coerced to the action's declared type (int, number, bool, object, array).
 
@@ -192,7 +194,7 @@ class ListBinding {
  * @typedef {object} RenderContext
  * @property {WeakMap<Element, unknown>} rowItems the item each row element shows
  * @property {WeakMap<Element, boolean>} boundDisabled the disabled state bindings ask for
- * @property {WeakSet<Element>} inFlight buttons whose action is being sent
+ * @property {WeakMap<Element, number>} inFlight buttons with actions not yet answered, and how many
  * @property {WeakSet<Element>} staleValues inputs whose bound value waits for the user to leave them
  */
 
@@ -224,7 +226,7 @@ function applyBinding(entry, value, context) {
     case "disabled": {
       const disabled = isTruthy(value);
       context.boundDisabled.set(element, disabled);
-      setDisabled(element, disabled || context.inFlight.has(element));
+      setDisabled(element, disabled);
       break;
     }
     case "style":
@@ -400,7 +402,7 @@ export class PageView {
     this.announce = announce;
     this.onError = onError;
     this.generic = !template;
-    this.context = { rowItems: new WeakMap(), boundDisabled: new WeakMap(), inFlight: new WeakSet(), staleValues: new WeakSet() };
+    this.context = { rowItems: new WeakMap(), boundDisabled: new WeakMap(), inFlight: new WeakMap(), staleValues: new WeakSet() };
     this.timers = new Map(); // element -> pending debounce
     this.sending = new Map(); // input element -> number of its actions in flight
     this.announced = new WeakMap();
@@ -478,7 +480,10 @@ export class PageView {
     }
   }
 
-  /** Announces the new text of each visible `data-announce` element that changed. */
+  /**
+   * Announces the new text of each visible `data-announce` element that changed, after the
+   * value its `data-announce-label` names ("Row 1: 3"). Rows that just appeared are not read out.
+   */
   announceChanges() {
     for (const element of this.container.querySelectorAll("[data-announce]")) {
       const text = element.textContent.replace(/\s+/g, " ").trim();
@@ -486,8 +491,16 @@ export class PageView {
       this.announced.set(element, text);
       if (before === undefined || text === before || !text) continue;
       if (element.closest("[hidden]")) continue;
-      this.announce(text);
+      this.announce(this.announcementLabel(element) + text);
     }
+  }
+
+  /** `"Label: "` from an element's `data-announce-label` expression, or `""`. */
+  announcementLabel(element) {
+    const expression = element.getAttribute("data-announce-label");
+    if (!expression) return "";
+    const label = toText(safeEvaluate(expression, this.scopeOf(element), element)).trim();
+    return label ? `${label}: ` : "";
   }
 
   /** The item of the innermost list row containing `element`, or the page's view. */
@@ -573,9 +586,13 @@ export class PageView {
     this.onAction(name, value, element).then(done, done);
   }
 
-  /** Runs a button's action: reads its value, disables it while in flight. */
+  /**
+   * Runs a button's action: reads its value and sends it. A click while earlier ones are in
+   * flight is sent too, after them (the client's outbox keeps the order); the button is marked
+   * `aria-busy` meanwhile but never disabled, so it keeps the keyboard focus.
+   */
   triggerButton(element) {
-    if (this.context.inFlight.has(element) || element.disabled) return;
+    if (element.disabled) return;
     const name = element.getAttribute("data-action");
     const type = this.actionType(name);
     let value = null;
@@ -594,15 +611,37 @@ export class PageView {
       return;
     }
     this.flushAll();
-    this.context.inFlight.add(element);
-    setDisabled(element, true);
+    const inFlight = this.context.inFlight;
+    inFlight.set(element, (inFlight.get(element) ?? 0) + 1);
     element.setAttribute("aria-busy", "true");
     const done = () => {
-      this.context.inFlight.delete(element);
+      const count = (inFlight.get(element) ?? 1) - 1;
+      if (count > 0) {
+        inFlight.set(element, count);
+        return;
+      }
+      inFlight.delete(element);
       element.removeAttribute("aria-busy");
-      setDisabled(element, this.context.boundDisabled.get(element) ?? false);
     };
     this.onAction(name, value, element).then(done, done);
+  }
+
+  /**
+   * Fields that send their value (`data-action`) but show none from the view (no
+   * `data-prop-value`): a password. After a reload the field is empty while the server may
+   * still hold what was typed, so a form could be submitted with a value nobody can see.
+   * This sends each such empty field's action with its empty value, so the server forgets it.
+   * @returns {number} how many fields were reset
+   */
+  resetWriteOnlyFields() {
+    let count = 0;
+    for (const element of this.container.querySelectorAll("input[data-action], textarea[data-action]")) {
+      if (element.hasAttribute("data-prop-value") || element.matches("input[type=checkbox], input[type=radio]")) continue;
+      if (element.value !== "") continue;
+      this.sendControl(element);
+      count += 1;
+    }
+    return count;
   }
 
   /** Stops listening and cancels pending inputs. */

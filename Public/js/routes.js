@@ -52,18 +52,23 @@ export function sameStack(a, b) {
 
 /**
  * What to ask the server when the browser moves to a history entry (back/forward).
- * `back` when the entry's stack is the current one without its top; nothing when it is
- * the current stack; otherwise `open` of the entry's top unit (or the unit its path names).
+ * `back` when the entry's stack is the current one without its top; `forward` when it is the
+ * current one plus the page the server keeps for going forward (so that page comes back as
+ * it was); nothing when it is the current stack; otherwise `open` of the entry's top unit
+ * (or the unit its path names).
  * @param {string[]} currentStack the session's stack
  * @param {{stack?: string[]}|null} entryState `history.state` of the entry
  * @param {string|null} pathUnit the unit the entry's URL names
- * @returns {{type: "back"} | {type: "open", unit: string} | null}
+ * @param {string[]} [forward] the session's forward list (nearest first)
+ * @returns {{type: "back"} | {type: "forward"} | {type: "open", unit: string} | null}
  */
-export function navigationForHistoryEntry(currentStack, entryState, pathUnit) {
+export function navigationForHistoryEntry(currentStack, entryState, pathUnit, forward = []) {
   const target = Array.isArray(entryState?.stack) ? entryState.stack : null;
   if (target && sameStack(target, currentStack)) return null;
   const below = currentStack.slice(0, -1);
   if (target ? sameStack(target, below) : pathUnit !== null && pathUnit === below.at(-1)) return { type: "back" };
+  const next = forward?.[0];
+  if (next && (target ? sameStack(target, [...currentStack, next]) : pathUnit === next)) return { type: "forward" };
   const unit = target?.at(-1) ?? pathUnit;
   if (!unit || unit === currentStack.at(-1)) return null;
   return { type: "open", unit };
@@ -77,7 +82,7 @@ export function navigationForHistoryEntry(currentStack, entryState, pathUnit) {
  */
 export function historyActionFor(navigation, previousEntryStack) {
   const { type, stack, previousStack } = navigation;
-  if (type === "push" || type === "present") return "push";
+  if (type === "push" || type === "present" || type === "forward") return "push";
   if (type === "root") return "replace";
   if (type === "back") return previousEntryStack && sameStack(previousEntryStack, stack) ? "back" : "replace";
   const grew = stack.length > previousStack.length && previousStack.every((unit, i) => unit === stack[i]);

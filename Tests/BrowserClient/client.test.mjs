@@ -40,19 +40,20 @@ beforeEach(() => {
 });
 
 describe("starting", () => {
-  test("resumes the cookie's session and opens the stream from its seq", async () => {
+  test("resumes the tab's session, naming it in every request and in the stream's query", async () => {
     const server = resumedServer();
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     assert.equal(client.session, "s1");
     assert.deepStrictEqual(client.navigation.stack, ["home", "counters"]);
     assert.equal(client.page("counters").rev, 5);
     assert.equal(server.calls[0].credentials, "same-origin");
+    assert.equal(server.calls[0].headers["X-Session-ID"], "s1", "the tab's own session, not the cookie every tab shares");
     assert.equal(FakeEventSource.instances.length, 1);
-    assert.equal(FakeEventSource.instances[0].url, "/api/events?lastEventId=9");
+    assert.equal(FakeEventSource.instances[0].url, "/api/events?session=s1&lastEventId=9");
   });
 
-  test("creates a session when the cookie names none", async () => {
+  test("a new tab creates its session at once, with no failed request", async () => {
     const server = new FakeServer();
     server.route("GET", "/api/session", () => ({ status: 404, body: errorBody("unknown_session") }));
     server.route("POST", "/api/sessions", () => ({
@@ -66,8 +67,9 @@ describe("starting", () => {
     assert.equal(client.session, "new");
     assert.equal(client.topUnit, "home");
     assert.deepStrictEqual(client.page("home").view, { title: "t" });
-    assert.equal(FakeEventSource.instances[0].url, "/api/events?lastEventId=1");
+    assert.equal(FakeEventSource.instances[0].url, "/api/events?session=new&lastEventId=1");
     assert.equal(recovered.length, 0, "a first visit is not a recovery");
+    assert.deepStrictEqual(server.calls.map((call) => `${call.method} ${call.url}`), ["POST /api/sessions"]);
   });
 
   test("reports a recovery when the tab's known session is gone", async () => {
@@ -89,7 +91,7 @@ describe("rev rules", () => {
   beforeEach(async () => {
     server = resumedServer();
     client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     pages = [];
     client.on("page", (detail) => pages.push(detail));
   });
@@ -195,7 +197,7 @@ describe("actions", () => {
     const server = resumedServer();
     server.route("POST", "/api/pages/counters/actions", () => ({ body: { unit: "counters", rev: 5, seq: 9, patch: [], navigation: null } }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await client.sendAction("counters", "increment", 1);
     await client.sendAction("counters", "increment", 1);
     const calls = server.callsTo("POST", "/api/pages/counters/actions");
@@ -216,7 +218,7 @@ describe("actions", () => {
     });
     const sleeps = [];
     const client = makeClient(server, { sleep: async (ms) => sleeps.push(ms) });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await client.sendAction("counters", "increment", 1);
     const calls = server.callsTo("POST", "/api/pages/counters/actions");
     assert.equal(calls.length, 3);
@@ -230,7 +232,7 @@ describe("actions", () => {
     const server = resumedServer();
     server.route("POST", "/api/pages/counters/actions", () => ({ status: 422, body: { error: { code: "invalid_value", message: "bad", details: { expected: "int" } } } }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await assert.rejects(client.sendAction("counters", "increment", "x"), (error) => error instanceof ProtocolError && error.code === "invalid_value" && error.status === 422);
     assert.equal(server.callsTo("POST", "/api/pages/counters/actions").length, 1);
   });
@@ -239,7 +241,7 @@ describe("actions", () => {
     const server = resumedServer();
     server.route("POST", "/api/pages/counters/actions", () => ({ status: 429, body: errorBody("rate_limited"), headers: { "Retry-After": "1" } }));
     const client = makeClient(server, { maxRetries: 2 });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await assert.rejects(client.sendAction("counters", "loadMore"), (error) => error.code === "rate_limited");
     assert.equal(server.callsTo("POST", "/api/pages/counters/actions").length, 3);
   });
@@ -258,7 +260,7 @@ describe("actions", () => {
       return { body: { unit: "counters", rev, seq: 10 + rev, patch: [{ op: "replace", path: "/rows/0/count", value: rev }], navigation: null } };
     });
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await Promise.all([client.sendAction("counters", "increment", 1), client.sendAction("counters", "increment", 1), client.sendAction("counters", "increment", 1)]);
     assert.equal(client.page("counters").rev, 8);
   });
@@ -271,7 +273,7 @@ describe("navigation", () => {
     const navigation = { type: "push", unit: "main", stack: ["login", "main"], presented: null, page: { unit: "main", rev: 0, view: { welcome: "Welcome, david" }, actions: [] } };
     server.route("POST", "/api/pages/login/actions", () => ({ body: { unit: "login", rev: 3, seq: 5, patch: [], navigation } }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const events = [];
     client.on("navigation", (detail) => events.push(detail));
     await client.sendAction("login", "submit");
@@ -291,7 +293,7 @@ describe("navigation", () => {
         : { body: { unit: "greeting", rev: 0, seq: 11, patch: [], navigation: { type: "push", unit: "greeting", stack: ["home", "greeting"], presented: null, page: snapshot("greeting", 0, { greeting: "Say hello to who?" }) } } },
     );
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await client.back();
     assert.deepStrictEqual(server.calls.at(-1).body, { type: "back" });
     assert.deepStrictEqual(client.navigation.stack, ["home"]);
@@ -310,7 +312,7 @@ describe("navigation responses", () => {
       body: { seq: 12, patch: [], unit: "greeting", rev: 4, navigation: { type: "push", unit: "greeting", stack: ["home", "counters", "greeting"], presented: null, page: { unit: "greeting", rev: 4, view: { greeting: "Say hello to who?" }, actions: [] } } },
     }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     client.pages.set("greeting", { unit: "greeting", rev: 1, view: { greeting: "old" }, actions: [] }); // an old copy
     await client.open("greeting");
     await settle();
@@ -325,7 +327,7 @@ describe("navigation responses", () => {
       body: { unit: "counters", rev: 6, seq: 10, patch: [{ op: "replace", path: "/status", value: "x" }], navigation: null, navigation_error: { code: "unknown_unit", message: "No unit named nowhere." } },
     }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const reported = [];
     client.on("navigationerror", (detail) => reported.push(detail));
     await client.sendAction("counters", "loadMore");
@@ -339,7 +341,7 @@ describe("navigation responses", () => {
     const server = resumedServer();
     server.route("POST", "/api/navigation", () => ({ body: { seq: 9, patch: [], navigation: null } }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const events = [];
     client.on("navigation", (e) => events.push(e));
     await client.open("counters");
@@ -365,7 +367,7 @@ describe("session recovery", () => {
     const server = recoveringServer();
     server.route("POST", "/api/pages/counters/actions", () => ({ status: 404, body: errorBody("unknown_session") }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const recovered = [];
     client.on("recovered", (detail) => recovered.push(detail));
     await assert.rejects(client.sendAction("counters", "increment", 1), (error) => error.code === "unknown_session");
@@ -381,14 +383,14 @@ describe("session recovery", () => {
     assert.equal(FakeEventSource.instances[0].closed, true);
     assert.equal(FakeEventSource.instances.length, 2);
     // From the new session's snapshot seq: the navigation's own event comes again, harmlessly.
-    assert.equal(FakeEventSource.instances[1].url, "/api/events?lastEventId=1");
+    assert.equal(FakeEventSource.instances[1].url, "/api/events?session=s2&lastEventId=1");
   });
 
   test("an expired event recovers once, even when a request fails at the same time", async () => {
     const server = recoveringServer();
     server.route("GET", "/api/pages/counters", () => ({ status: 404, body: errorBody("unknown_session") }));
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const recovered = [];
     client.on("recovered", (detail) => recovered.push(detail));
     FakeEventSource.instances[0].emit("expired", 10, {});
@@ -404,19 +406,19 @@ describe("session recovery", () => {
   test("a stream the browser gave up on is reopened from the last seq when the session lives", async () => {
     const server = resumedServer();
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     FakeEventSource.instances[0].emit("patch", 12, { unit: "counters", rev: 6, patch: [] });
     FakeEventSource.instances[0].fail(2);
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(FakeEventSource.instances.length, 2);
-    assert.equal(FakeEventSource.instances[1].url, "/api/events?lastEventId=12");
+    assert.equal(FakeEventSource.instances[1].url, "/api/events?session=s1&lastEventId=12");
     client.close();
   });
 
   test("a stream the browser gave up on because the session is gone triggers recovery", async () => {
     const server = recoveringServer();
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     server.route("GET", "/api/session", () => ({ status: 404, body: errorBody("unknown_session") }));
     const recovered = [];
     client.on("recovered", (detail) => recovered.push(detail));

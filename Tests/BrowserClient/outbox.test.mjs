@@ -110,7 +110,7 @@ describe("an action while the server is down", () => {
     const answered = flakyCounter(server, () => down);
     const timing = manualSleep();
     const client = makeClient(server, { sleep: timing.sleep });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const outbox = [];
     client.on("outbox", (state) => outbox.push({ pending: state.pending, waiting: state.waiting, code: state.error?.code ?? null }));
     const waiting = [];
@@ -155,7 +155,7 @@ describe("an action while the server is down", () => {
     const codes = [];
     const client = makeClient(server, { sleep: async (ms) => sleeps.push(ms) });
     client.on("outbox", ({ error }) => codes.push(error?.code ?? null));
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await client.sendAction("counters", "increment", 1);
     assert.deepStrictEqual(sleeps, [2000, 1000, 1000, 2000, 3000]);
     assert.equal(client.page("counters").view.rows[0].count, 1);
@@ -172,7 +172,7 @@ describe("an action while the server is down", () => {
     });
     const waiting = [];
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await assert.rejects(client.sendAction("counters", "increment", 1, { onWaiting: (flag) => waiting.push(flag) }), (error) => error.code === "page_not_bound");
     assert.equal(attempts, 3);
     assert.deepStrictEqual(waiting, [true, false]);
@@ -190,7 +190,7 @@ describe("an action while the server is down", () => {
     });
     const timing = manualSleep();
     const client = makeClient(server, { sleep: timing.sleep });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const outbox = [];
     client.on("outbox", ({ pending, waiting }) => outbox.push([pending, waiting]));
     const done = [];
@@ -216,7 +216,7 @@ describe("an action while the server is down", () => {
     flakyCounter(server, () => down);
     const never = [];
     const client = makeClient(server, { sleep: (ms) => new Promise(() => never.push(ms)) }); // only a wake ends a wait
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const sent = client.sendAction("counters", "increment", 1);
     await settle();
     assert.equal(server.callsTo("POST", "/api/pages/counters/actions").length, 1);
@@ -231,7 +231,7 @@ describe("an action while the server is down", () => {
     let down = true;
     flakyCounter(server, () => down);
     const client = makeClient(server, { sleep: () => new Promise(() => {}) });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const sent = client.sendAction("counters", "increment", 1);
     await settle();
     down = false;
@@ -251,7 +251,7 @@ describe("an action while the server is down", () => {
       return response;
     });
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const body = await client.sendAction("counters", "increment", 1);
     assert.equal(attempts, 2);
     assert.equal(answered.size, 1);
@@ -263,7 +263,7 @@ describe("an action while the server is down", () => {
     const server = resumedServer();
     flakyCounter(server, () => true);
     const client = makeClient(server, { sleep: () => new Promise(() => {}) });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const sent = client.sendAction("counters", "increment", 1);
     await settle();
     client.close();
@@ -286,7 +286,7 @@ describe("the same session coming back", () => {
     const sessions = [];
     client.on("recovered", (detail) => recovered.push(detail));
     client.on("session", (detail) => sessions.push(detail));
-    await client.start();
+    await client.start({ knownSession: "s1" });
     down = true;
     const stream = FakeEventSource.instances[0];
     stream.fail(0); // the browser reconnects by itself…
@@ -296,7 +296,7 @@ describe("the same session coming back", () => {
     // Meanwhile the stream was opened again from the last seq (the browser retries it from there).
     const reopened = FakeEventSource.instances.at(-1);
     assert.notEqual(reopened, stream);
-    assert.equal(reopened.url, "/api/events?lastEventId=9");
+    assert.equal(reopened.url, "/api/events?session=s1&lastEventId=9");
     down = false;
     reopened.emit("open", null);
     assert.equal((await sent).rev, 6);
@@ -315,7 +315,7 @@ describe("the same session coming back", () => {
     flakyCounter(server, () => down);
     const timing = manualSleep();
     const client = makeClient(server, { sleep: timing.sleep, reconnectDelay: 60_000 });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const stream = FakeEventSource.instances[0];
     stream.emit("patch", 10, { unit: "counters", rev: 5, patch: [] }); // not newer, but its id is noted
     stream.fail(0); // the browser's own reconnect, still trying
@@ -326,7 +326,7 @@ describe("the same session coming back", () => {
     await sent;
     assert.equal(FakeEventSource.instances.length, 2);
     assert.equal(stream.closed, true);
-    assert.equal(FakeEventSource.instances[1].url, "/api/events?lastEventId=10", "not the response's seq: events in between would be missed");
+    assert.equal(FakeEventSource.instances[1].url, "/api/events?session=s1&lastEventId=10", "not the response's seq: events in between would be missed");
     client.close();
   });
 
@@ -336,7 +336,7 @@ describe("the same session coming back", () => {
     flakyCounter(server, () => down);
     const timing = manualSleep();
     const client = makeClient(server, { sleep: timing.sleep });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     FakeEventSource.instances[0].emit("open", null);
     const sent = client.sendAction("counters", "increment", 1);
     await settle();
@@ -360,7 +360,7 @@ describe("the same session coming back", () => {
     }));
     const timing = manualSleep();
     const client = makeClient(server, { sleep: timing.sleep });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const recovered = [];
     client.on("recovered", (detail) => recovered.push(detail));
     const first = client.sendAction("counters", "increment", 1);
@@ -394,7 +394,7 @@ describe("navigation in the outbox", () => {
     });
     const timing = manualSleep();
     const client = makeClient(server, { sleep: timing.sleep });
-    await client.start();
+    await client.start({ knownSession: "s1" });
     const action = client.sendAction("counters", "increment", 1).then(() => order.push("action"));
     const navigation = client.back();
     await timing.release();
@@ -412,7 +412,7 @@ describe("navigation in the outbox", () => {
     server.route("POST", "/api/navigation", () => (++attempts === 1 ? { status: 503, body: errorBody("store_unavailable"), headers: { "Retry-After": "1" } } : { body: back }));
     const waiting = [];
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await client.back({ onWaiting: (flag) => waiting.push(flag) });
     assert.equal(attempts, 2);
     assert.equal(server.callsTo("GET", "/api/session").length, 1, "only start's");
@@ -428,7 +428,7 @@ describe("navigation in the outbox", () => {
       throw new TypeError("Failed to fetch"); // applied, then the connection broke
     });
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     server.route("GET", "/api/session", () => ({ body: { session: "s1", seq: 10, navigation: back.navigation, pages: [back.navigation.page] } }));
     await client.back();
     assert.ok(applied);
@@ -446,7 +446,7 @@ describe("navigation in the outbox", () => {
       return { body: back };
     });
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await client.back();
     assert.equal(attempts, 2);
     assert.equal(server.callsTo("GET", "/api/session").length, 2, "start's, and the look before sending again");
@@ -462,7 +462,7 @@ describe("navigation in the outbox", () => {
       return { body: { unit: "greeting", rev: 0, seq: 11, patch: [], navigation: { type: "push", unit: "greeting", stack: ["home", "counters", "greeting"], presented: null, page: snapshot("greeting", 0, { greeting: "hi" }) } } };
     });
     const client = makeClient(server);
-    await client.start();
+    await client.start({ knownSession: "s1" });
     await client.open("greeting");
     assert.equal(attempts, 2);
     assert.deepStrictEqual(server.callsTo("POST", "/api/navigation").map((c) => c.body), [{ type: "open", unit: "greeting" }, { type: "open", unit: "greeting" }]);

@@ -83,3 +83,14 @@ def type_into(browser, action, text):
 def shoot(browser, name):
     os.makedirs(SCREENSHOTS, exist_ok=True)
     browser.save_screenshot(os.path.join(SCREENSHOTS, f"{name}.png"))
+
+
+def tab_session(browser):
+    """The session id the current tab keeps (its sessionStorage), or None."""
+    return browser.execute_script("return sessionStorage.getItem('mvvmr.session')")
+
+
+def connection_banner(browser):
+    """The connection banner's state (`open`, `reconnecting`, `pending`), whether it shows, and its text."""
+    element = browser.find_element(By.ID, "connection")
+    return element.get_attribute("data-state"), element.is_displayed(), element.text.strip()

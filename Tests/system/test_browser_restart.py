@@ -10,7 +10,7 @@ import time
 import pytest
 from selenium.webdriver.common.by import By
 
-from browsing import click_action, current_unit, shoot, type_into, wait_for, wait_for_text, wait_for_unit  # noqa: F401
+from browsing import tab_session, connection_banner, click_action, current_unit, shoot, type_into, wait_for, wait_for_text, wait_for_unit  # noqa: F401
 
 
 @pytest.fixture
@@ -30,11 +30,6 @@ def notice(browser):
     return "" if not element.is_displayed() else element.text.strip()
 
 
-def session_cookie(browser):
-    cookie = browser.get_cookie("mvvmr_session")
-    return cookie["value"] if cookie else None
-
-
 def count(browser, row):
     return browser.find_elements(By.CSS_SELECTOR, "#page [data-row-key] .row-count")[row].text
 
@@ -52,7 +47,7 @@ def wait_until_settled(browser):
 def assert_no_new_session_notice(browser, session):
     text = notice(browser).lower()
     assert "new one" not in text and "expired" not in text and "session" not in text, text
-    assert session_cookie(browser) == session
+    assert tab_session(browser) == session
 
 
 def test_counters_survive_a_restart(browser, start_server, store):
@@ -64,7 +59,7 @@ def test_counters_survive_a_restart(browser, start_server, store):
     wait_for(browser, lambda b: count(b, 1) == "1")
     click_action(browser, "increment", index=1)
     wait_for(browser, lambda b: count(b, 1) == "2")
-    session = session_cookie(browser)
+    session = tab_session(browser)
 
     server, took = restart(start_server, server, store)
     # A change made in the restored session by another client, most likely before the tab's stream is back,
@@ -96,7 +91,7 @@ def test_login_main_settings_survive_a_restart(browser, start_server, store):
     wait_for_unit(browser, "settings")
     browser.find_element(By.CSS_SELECTOR, '#page [data-action="theme"]').send_keys("dark")
     wait_until_settled(browser)
-    session = session_cookie(browser)
+    session = tab_session(browser)
     settings = lambda state: [p for p in state["pages"] if p["unit"] == "settings"][0]["view"]["theme"]
     wait_for(browser, lambda b: settings(server.request("GET", "/api/session", session=session).json()) == "dark")
     before = server.request("GET", "/api/session", session=session).json()
@@ -136,17 +131,25 @@ def test_a_click_while_the_server_is_down_is_applied_once_after_the_restart(brow
     wait_for_text(browser, "Row 1")
     click_action(browser, "increment", index=0)
     wait_for(browser, lambda b: count(b, 0) == "1")
-    session = session_cookie(browser)
+    session = tab_session(browser)
 
     port = server.port
     server.stop(signal.SIGKILL)
-    increment_button(browser, 0).click()
-    # The action is kept, not dropped: the button and the status line say it waits for the server.
+    # The banner says so before anything is clicked: the event stream broke.
+    wait_for(browser, lambda b: connection_banner(b)[:2] == ("reconnecting", True), timeout=10)
+    assert "cannot be reached" in connection_banner(browser)[2]
+    shoot(browser, "restart-banner")
+    for _ in range(3):
+        increment_button(browser, 0).click()
+    # The actions are kept, not dropped: the button and the banner say they wait for the server; the button
+    # stays enabled and keeps the focus.
     wait_for(browser, lambda b: increment_button(b, 0).get_attribute("data-pending") == "true", timeout=5)
     status = browser.find_element(By.ID, "connection")
     wait_for(browser, lambda b: status.get_attribute("data-state") == "pending" and status.is_displayed(), timeout=5)
-    assert "Waiting for the server" in status.text
-    assert status.get_attribute("aria-live") == "polite"
+    assert "Waiting for the server" in status.text and "3 changes to send" in status.text, status.text
+    assert status.get_attribute("aria-live") == "polite" and status.get_attribute("role") == "status"
+    assert increment_button(browser, 0).is_enabled()
+    assert browser.execute_script("return document.activeElement") == increment_button(browser, 0)
     assert count(browser, 0) == "1"
     shoot(browser, "restart-pending")
     time.sleep(1.5)  # a few retries against the dead port
@@ -154,15 +157,15 @@ def test_a_click_while_the_server_is_down_is_applied_once_after_the_restart(brow
 
     started = time.monotonic()
     server = start_server(store, port=port)
-    wait_for(browser, lambda b: count(b, 0) == "2", timeout=15)
+    wait_for(browser, lambda b: count(b, 0) == "4", timeout=15)
     applied = time.monotonic() - started
     wait_for(browser, lambda b: increment_button(b, 0).get_attribute("data-pending") is None)
     wait_for(browser, lambda b: status.get_attribute("data-state") == "open")
     assert_no_new_session_notice(browser, session)
-    # Exactly once: the server holds 2 as well, and a little later still 2 (no late duplicate).
+    # Each exactly once: the server holds 4 as well, and a little later still 4 (no late duplicate).
     time.sleep(1)
-    assert count(browser, 0) == "2"
-    assert server.request("GET", "/api/pages/counters", session=session).json()["view"]["rows"][0]["count"] == 2
+    assert count(browser, 0) == "4"
+    assert server.request("GET", "/api/pages/counters", session=session).json()["view"]["rows"][0]["count"] == 4
     print(f"the pending click was applied {applied:.2f}s after the restart began")
 
 
@@ -173,7 +176,7 @@ def test_a_click_the_store_cannot_keep_waits_and_is_applied_once(browser, start_
     wait_for_text(browser, "Row 1")
     click_action(browser, "increment", index=0)
     wait_for(browser, lambda b: count(b, 0) == "1")
-    session = session_cookie(browser)
+    session = tab_session(browser)
     status = browser.find_element(By.ID, "connection")
 
     # Another process holds the store's write lock: the server waits its busy timeout (5 s), then answers
