@@ -76,6 +76,9 @@ let package = Package(
         .testTarget(name: "MVVMRTestingTests", dependencies: ["MVVMRTesting", "MVVMR", "JSONPatch"]),
         .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "JSONPatch", "Locking"]),
         .testTarget(name: "MVVMRClientTests", dependencies: ["MVVMRClient", "MVVMRServer", "MVVMR", "JSONPatch"]),
+        // docs/CLIENT.md's complete example, run against the demo's pages (a target of its own: the client tests' units
+        // share names with the demo's).
+        .testTarget(name: "ClientGuideTests", dependencies: ["MVVMRClient", "MVVMRServer", "DemoPages", "JSONPatch"]),
         // Fixtures/ holds session logs taken from real servers, read by path (not bundled).
         .testTarget(
             name: "DemoPagesTests", dependencies: ["DemoPages", "MVVMRTesting", "MVVMR", "JSONPatch"], exclude: ["Fixtures"]),
