@@ -365,9 +365,9 @@ async function start() {
   const wanted = unitForPath(location.pathname, catalogue);
   const known = catalogue.units.length === 0 || catalogue.units.some((info) => info.name === wanted);
   try {
-    // A new tab starts at the page its address names (when the app has it and it may be opened there).
-    const unit = wanted && wanted !== catalogue.root && known && !opensOnlyInFlow(wanted) ? wanted : null;
-    await client.start({ knownSession, unit });
+    // A new tab's session starts at the root; the page its address names is opened on top of it
+    // below, so Back leads to the root as it does after following a link.
+    await client.start({ knownSession });
   } catch (error) {
     pageElement.querySelector(".loading")?.replaceChildren(document.createTextNode("The app could not start."));
     notify(describeError(error), "error");

@@ -102,8 +102,8 @@ function defaultRandomKey() {
  * - `navigationerror` `{error, unit}`: an action was applied but the navigation it caused failed
  * - `error` `{error, context}`: something failed that no caller awaited
  * - `connection` `{state}`: `open`, `reconnecting`, `closed`
- * - `dropped` `{unit, action}`: an action was not sent because its page left the stack before
- *   its turn (an earlier action or navigation in the outbox navigated away)
+ * - `dropped` `{unit, action}`: an action made on the page on top was not sent because that page
+ *   was no longer on top at its turn (an earlier action or navigation in the outbox navigated away)
  * - `outbox` `{pending, waiting, error}`: actions and navigations not yet answered (`pending`),
  *   how many of them wait for an unavailable server (`waiting`: 0 or 1, since they go one at a
  *   time) and the failure they wait out
@@ -614,6 +614,7 @@ export class MvvmrClient {
    */
   enqueue(entry, deliver) {
     entry.generation = this.generation;
+    entry.madeOnTop = entry.kind === "action" && entry.unit === this.topUnit;
     entry.waiting = false;
     entry.error = null;
     this.outbox.push(entry);
@@ -621,9 +622,9 @@ export class MvvmrClient {
     const run = this.outboxTail
       .then(() => {
         if (entry.generation !== this.generation) throw lostSessionError();
-        if (entry.kind === "action" && this.navigation.stack.length > 0 && !this.navigation.stack.includes(entry.unit)) {
-          // Made on a page an earlier entry navigated away from (a second click on "Sign in"):
-          // that page is gone, so the action has nothing to act on and is not sent.
+        if (entry.kind === "action" && entry.madeOnTop && this.topUnit !== entry.unit) {
+          // Made on the page on top, which an earlier entry navigated away from (a second click
+          // on "Sign in"): what the user acted on is no longer shown, so it is not sent.
           this.emit("dropped", { unit: entry.unit, action: entry.action });
           return null;
         }
