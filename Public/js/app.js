@@ -16,9 +16,16 @@ const announcer = document.getElementById("announcer");
 const backButton = document.getElementById("back");
 const connectionElement = document.getElementById("connection");
 
+const OUTBOX_KEY = "mvvmr.outbox";
+
 const client = new MvvmrClient({
   fetch: (...args) => window.fetch(...args),
   createEventSource: (url) => new EventSource(url),
+  // Actions not yet answered survive a reload of the tab (not its closing).
+  outboxStorage: {
+    load: () => JSON.parse(sessionStorage.getItem(OUTBOX_KEY) ?? "null"),
+    save: (value) => (value ? sessionStorage.setItem(OUTBOX_KEY, JSON.stringify(value)) : sessionStorage.removeItem(OUTBOX_KEY)),
+  },
 });
 
 /** @type {{root: string|null, units: Array<{name: string, route?: string}>}} */

@@ -104,6 +104,7 @@ function defaultRandomKey() {
  * - `connection` `{state}`: `open`, `reconnecting`, `closed`
  * - `dropped` `{unit, action}`: an action made on the page on top was not sent because that page
  *   was no longer on top at its turn (an earlier action or navigation in the outbox navigated away)
+ * - `resumed` `{actions}`: actions a reload interrupted were queued again (see `outboxStorage`)
  * - `outbox` `{pending, waiting, error}`: actions and navigations not yet answered (`pending`),
  *   how many of them wait for an unavailable server (`waiting`: 0 or 1, since they go one at a
  *   time) and the failure they wait out
@@ -124,8 +125,11 @@ export class MvvmrClient {
    *   (network error, 502/503/504) is retried until it answers
    * @param {{base?: number, max?: number, maxRetryAfter?: number}} [options.backoff] retry waits, ms
    * @param {number} [options.reconnectDelay] ms before reopening a stream the browser gave up on
+   * @param {{load: () => any, save: (value: any) => void}|null} [options.outboxStorage] keeps the
+   *   actions not yet answered across a reload of the tab (the app gives it sessionStorage), so
+   *   they are sent, with their keys, when the tab comes back to the same session
    */
-  constructor({ fetch, createEventSource = null, baseURL = "", randomKey = defaultRandomKey, sleep, maxRetries = 3, backoff = {}, reconnectDelay = 2000 }) {
+  constructor({ fetch, createEventSource = null, baseURL = "", randomKey = defaultRandomKey, sleep, maxRetries = 3, backoff = {}, reconnectDelay = 2000, outboxStorage = null }) {
     if (typeof fetch !== "function") throw new TypeError("MvvmrClient needs a fetch function");
     this.fetchFunction = fetch;
     this.createEventSource = createEventSource;
@@ -135,6 +139,7 @@ export class MvvmrClient {
     this.maxRetries = maxRetries;
     this.backoff = backoff;
     this.reconnectDelay = reconnectDelay;
+    this.outboxStorage = outboxStorage;
     /** @type {string|null} */ this.session = null;
     /** @type {number} the id of the latest session event this client knows of */
     this.seq = 0;
@@ -273,6 +278,7 @@ export class MvvmrClient {
         const { body } = await this.request("GET", "/api/session");
         this.adoptSession(body);
         this.emit("session", { session: this.session, recovered: false, previousSession: null });
+        this.resumeOutbox();
         this.connect();
         return;
       } catch (error) {
@@ -589,15 +595,20 @@ export class MvvmrClient {
    * @returns {Promise<any>} the response body
    */
   sendAction(unit, action, value = null, { onWaiting } = {}) {
-    return this.enqueue({ kind: "action", unit, action, value, onWaiting }, (entry) => this.deliverAction(entry));
+    return this.enqueue({ kind: "action", unit, action, value, onWaiting, key: this.randomKey(), body: null }, (entry) => this.deliverAction(entry));
   }
 
   async deliverAction(entry) {
-    const { unit, action, value } = entry;
+    const { unit, action, value, key } = entry;
     const page = this.pages.get(unit);
-    const requestBody = { action, value: value === undefined ? null : value };
-    if (page) requestBody.rev = page.rev;
-    const key = this.randomKey();
+    let requestBody = entry.body;
+    if (!requestBody) {
+      // Fixed when it first leaves: every retry, even after a reload, sends these exact bytes.
+      requestBody = { action, value: value === undefined ? null : value };
+      if (page) requestBody.rev = page.rev;
+      entry.body = requestBody;
+      this.saveOutbox();
+    }
     const path = `/api/pages/${encodeURIComponent(unit)}/actions`;
     return this.withRetries(entry, async () => {
       const { body } = await this.call("POST", path, { body: requestBody, headers: { "Idempotency-Key": key } });
@@ -618,6 +629,7 @@ export class MvvmrClient {
     entry.waiting = false;
     entry.error = null;
     this.outbox.push(entry);
+    this.saveOutbox();
     this.emitOutbox();
     const run = this.outboxTail
       .then(() => {
@@ -632,11 +644,57 @@ export class MvvmrClient {
       })
       .finally(() => {
         this.outbox.splice(this.outbox.indexOf(entry), 1);
+        this.saveOutbox();
         if (entry.waiting) this.setWaiting(entry, false, null);
         else this.emitOutbox();
       });
     this.outboxTail = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * Writes the actions not yet answered to `outboxStorage`: those before the first navigation
+   * (one queued behind a navigation would be dropped or land elsewhere, and a navigation is not
+   * safe to repeat blindly after a reload), with their keys and, once sent, their bodies.
+   */
+  saveOutbox() {
+    if (!this.outboxStorage) return;
+    const kept = [];
+    for (const entry of this.outbox) {
+      if (entry.generation !== this.generation) continue;
+      if (entry.kind !== "action") break;
+      kept.push({ unit: entry.unit, action: entry.action, value: entry.value ?? null, key: entry.key, body: entry.body });
+    }
+    try {
+      this.outboxStorage.save(kept.length ? { session: this.session, actions: kept } : null);
+    } catch (error) {
+      this.emit("error", { error, context: "saving the outbox" });
+    }
+  }
+
+  /**
+   * Sends again, with their keys and bodies, the actions a reload interrupted in this session
+   * (`outboxStorage`); those of another session are forgotten. The server applies each at most
+   * once: one it applied before the reload is answered from its idempotency cache.
+   */
+  resumeOutbox() {
+    if (!this.outboxStorage) return;
+    let stored = null;
+    try {
+      stored = this.outboxStorage.load();
+    } catch {
+      stored = null;
+    }
+    if (!stored || stored.session !== this.session || !Array.isArray(stored.actions)) {
+      if (stored) this.outboxStorage.save(null);
+      return;
+    }
+    for (const saved of stored.actions) {
+      if (typeof saved?.unit !== "string" || typeof saved.action !== "string" || typeof saved.key !== "string") continue;
+      const entry = { kind: "action", unit: saved.unit, action: saved.action, value: saved.value ?? null, key: saved.key, body: saved.body ?? null, resumed: true };
+      this.enqueue(entry, (queued) => this.deliverAction(queued)).catch((error) => this.emit("error", { error, context: "an action resumed after a reload" }));
+    }
+    this.emit("resumed", { actions: stored.actions.length });
   }
 
   /**

@@ -202,6 +202,76 @@ describe("queued clicks", () => {
   });
 });
 
+describe("actions kept across a reload", () => {
+  function memoryStorage() {
+    let value = null;
+    return { load: () => (value ? JSON.parse(value) : null), save: (next) => (value = next ? JSON.stringify(next) : null), peek: () => (value ? JSON.parse(value) : null) };
+  }
+
+  function counterServer(session = "s1") {
+    const server = new FakeServer();
+    server.route("GET", "/api/session", () => ({ body: { session, seq: 1, navigation: { stack: ["home", "counters"], presented: null }, pages: [snapshot("counters", 1, { rows: [{ id: 1, count: 1 }] })] } }));
+    return server;
+  }
+
+  test("waiting actions are saved with their keys and bodies, and a reload sends them again, in order, with the same ones", async () => {
+    const storage = memoryStorage();
+    const down = counterServer();
+    down.route("POST", "/api/pages/counters/actions", () => {
+      throw new TypeError("connection refused");
+    });
+    let keys = 0;
+    const before = new MvvmrClient({ fetch: down.fetch, randomKey: () => `key-${++keys}`, sleep: () => new Promise(() => {}), outboxStorage: storage });
+    await before.start({ knownSession: "s1" });
+    before.sendAction("counters", "increment", 1).catch(() => {});
+    before.sendAction("counters", "increment", 1).catch(() => {});
+    await settle();
+    const saved = storage.peek();
+    assert.equal(saved.session, "s1");
+    assert.deepStrictEqual(saved.actions.map((a) => a.key), ["key-1", "key-2"]);
+    assert.deepStrictEqual(saved.actions[0].body, { action: "increment", value: 1, rev: 1 }, "the first left: its bytes are fixed");
+    assert.equal(saved.actions[1].body, null, "the second never left");
+
+    // The tab reloads (the old client is gone) and the server is back.
+    const up = counterServer();
+    up.route("POST", "/api/pages/counters/actions", (call) => ({ body: { unit: "counters", rev: (call.body.rev ?? 1) + 1, seq: 9, patch: [] } }));
+    const after = new MvvmrClient({ fetch: up.fetch, randomKey: () => "fresh", sleep: async () => {}, outboxStorage: storage });
+    await after.start({ knownSession: "s1" });
+    while (after.outbox.length) await settle();
+    const sent = up.callsTo("POST", "/api/pages/counters/actions");
+    assert.deepStrictEqual(sent.map((call) => call.headers["Idempotency-Key"]), ["key-1", "key-2"]);
+    assert.deepStrictEqual(sent[0].body, { action: "increment", value: 1, rev: 1 });
+    assert.equal(storage.peek(), null, "nothing left to send");
+  });
+
+  test("actions saved in another session are forgotten, not sent to this one", async () => {
+    const storage = memoryStorage();
+    storage.save({ session: "gone", actions: [{ unit: "counters", action: "increment", value: 1, key: "k", body: null }] });
+    const server = counterServer("s1");
+    const client = makeClient(server);
+    client.outboxStorage = storage;
+    await client.start({ knownSession: "s1" });
+    await settle();
+    assert.equal(server.callsTo("POST", "/api/pages/counters/actions").length, 0);
+    assert.equal(storage.peek(), null);
+  });
+
+  test("only the actions before a waiting navigation are kept", async () => {
+    const storage = memoryStorage();
+    const down = counterServer();
+    down.route("POST", "/api/pages/counters/actions", () => {
+      throw new TypeError("connection refused");
+    });
+    const client = new MvvmrClient({ fetch: down.fetch, randomKey: () => "k", sleep: () => new Promise(() => {}), outboxStorage: storage });
+    await client.start({ knownSession: "s1" });
+    client.sendAction("counters", "increment", 1).catch(() => {});
+    client.back().catch(() => {});
+    client.sendAction("home", "open", "greeting").catch(() => {});
+    await settle();
+    assert.deepStrictEqual(storage.peek().actions.map((a) => a.unit), ["counters"]);
+  });
+});
+
 describe("forward navigation", () => {
   test("back keeps the copy of the page the server keeps for going forward; forward brings it back", async () => {
     const counters = snapshot("counters", 2, { rows: [{ id: 1, count: 2 }] });

@@ -202,3 +202,33 @@ def test_a_click_the_store_cannot_keep_waits_and_is_applied_once(browser, start_
     assert count(browser, 0) == "2"
     assert server.request("GET", "/api/pages/counters", session=session).json()["view"]["rows"][0]["count"] == 2
     print(f"store_unavailable after {waited:.2f}s")
+
+
+def test_clicks_waiting_for_a_dead_server_survive_a_reload_of_the_tab(browser, start_server, store):
+    """The server dies, the user clicks twice, gives up and reloads (the browser shows its own error page); once
+    the server is back and the tab is reloaded, both clicks are applied, each exactly once."""
+    server = start_server(store)
+    base = f"http://127.0.0.1:{server.port}"
+    browser.get(base + "/counters")
+    wait_for_unit(browser, "counters")
+    wait_for_text(browser, "Row 1")
+    click_action(browser, "increment", index=0)
+    wait_for(browser, lambda b: count(b, 0) == "1")
+    session = tab_session(browser)
+    port = server.port
+    server.stop(signal.SIGKILL)
+    increment_button(browser, 0).click()
+    increment_button(browser, 0).click()
+    status = browser.find_element(By.ID, "connection")
+    wait_for(browser, lambda b: "2 changes to send" in status.text, timeout=5)
+    browser.refresh()  # the server is down: the browser's own error page
+    assert "Row 1" not in browser.find_element(By.TAG_NAME, "body").text
+    server = start_server(store, port=port)
+    browser.refresh()
+    wait_for_unit(browser, "counters")
+    wait_for(browser, lambda b: count(b, 0) == "3", timeout=15)
+    wait_until_settled(browser)
+    assert tab_session(browser) == session
+    time.sleep(1)
+    assert count(browser, 0) == "3"
+    assert server.request("GET", "/api/pages/counters", session=session).json()["view"]["rows"][0]["count"] == 3
