@@ -252,7 +252,13 @@ function applyBinding(entry, value, context) {
 
 function setDisabled(element, disabled) {
   if ("disabled" in element) element.disabled = disabled;
-  else element.toggleAttribute("aria-disabled", disabled);
+  else if (disabled) element.setAttribute("aria-disabled", "true");
+  else element.removeAttribute("aria-disabled");
+}
+
+/** Whether a control is disabled: its property, or `aria-disabled` on elements that have none. */
+function isDisabled(element) {
+  return element.disabled === true || element.getAttribute("aria-disabled") === "true";
 }
 
 function setAttribute(element, name, value) {
@@ -262,7 +268,10 @@ function setAttribute(element, name, value) {
     return;
   }
   const text = value === true ? "true" : toText(value);
-  if (URL_ATTRIBUTES.has(name) && !SAFE_URL.test(text.trim())) return;
+  if (URL_ATTRIBUTES.has(name) && !SAFE_URL.test(text.trim())) {
+    element.removeAttribute(name); // never keep pointing at the previous address
+    return;
+  }
   element.setAttribute(name, text);
 }
 
@@ -476,7 +485,7 @@ export class PageView {
 
   rememberAnnouncements() {
     for (const element of this.container.querySelectorAll("[data-announce]")) {
-      this.announced.set(element, element.textContent.trim());
+      this.announced.set(element, element.textContent.replace(/\s+/g, " ").trim());
     }
   }
 
@@ -592,7 +601,7 @@ export class PageView {
    * `aria-busy` meanwhile but never disabled, so it keeps the keyboard focus.
    */
   triggerButton(element) {
-    if (element.disabled) return;
+    if (isDisabled(element)) return;
     const name = element.getAttribute("data-action");
     const type = this.actionType(name);
     let value = null;
