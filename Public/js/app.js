@@ -327,6 +327,15 @@ backButton.addEventListener("click", async () => {
   }
 });
 
+// MARK: presented pages as modal dialogs (dialog.js; a11y, issue 13 item 6)
+// While the page on top was presented (`data-presented`, set in showTop), it is a modal
+// dialog; Escape goes back as the Back button does. Kept in this one block on purpose.
+import { watchPresentedPage } from "./dialog.js";
+
+watchPresentedPage(pageElement, {
+  dismiss: () => client.back({ onWaiting: (waiting) => markPending(backButton, waiting) }).catch(reportError),
+});
+
 // The stream holds one of the browser's few connections per host: let it go when the
 // page is hidden for good or put in the back/forward cache, and follow on from the last
 // seq when the page comes back.

@@ -114,11 +114,15 @@ def demo():
     d.get(BASE + "/demo")
     unit_is("demo")
     b = css('button[data-action="refresh"]')
-    assert "blue" in b.get_attribute("style")
+    # The view's colour name is bound to data-color; app.css maps it to a theme token (no inline colour).
+    assert b.get_attribute("data-color") == "blue"
+    blue = b.value_of_css_property("color")
     b.click()
     W.until(lambda _: b.text == "Data refreshed")
-    assert "orange" in b.get_attribute("style")
-check("demo style binding", demo)
+    assert b.get_attribute("data-color") == "orange"
+    assert b.value_of_css_property("color") != blue
+    assert "color" not in (b.get_attribute("style") or "")
+check("demo colour name binding", demo)
 
 def login():
     d.get(BASE + "/login")
