@@ -215,8 +215,8 @@ enum OpenAPIDocument {
             + "to a flow-only unit (`details.unit`).",
         "404": "`unknown_session`, `unknown_unit` or `not_found`.",
         "409":
-            "`page_not_bound`: the unit has no live page on this session's stack; `nothing_forward`: a `forward` "
-            + "navigation with an empty forward list.",
+            "`page_not_bound`: the unit has no live page in this session, or its page waits in the forward list; "
+            + "`nothing_forward`: a `forward` navigation with an empty forward list.",
         "413": "`payload_too_large`, `value_too_large` or `session_too_large`.",
         "422":
             "`unknown_action` (`details.allowed` lists the actions), `invalid_value` or `idempotency_key_reused`.",
