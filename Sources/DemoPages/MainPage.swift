@@ -73,6 +73,7 @@ final class MainViewModel: ViewModel {
 }
 
 extension UnitCase {
-    /// The page after login: `openSettings`, `logout`.
-    public static let main = UnitCase("main", view: MainView.self, viewModel: MainViewModel.self)
+    /// The page after login: `openSettings`, `logout`. Flow-only: only signing in reaches it (with the user), so a
+    /// deep link to it cannot show a page that greets nobody.
+    public static let main = UnitCase("main", view: MainView.self, viewModel: MainViewModel.self, entry: .flowOnly)
 }

@@ -70,6 +70,8 @@ final class SettingsViewModel: RestorableViewModel {
 }
 
 extension UnitCase {
-    /// The settings page, presented by `main`: `theme` (string), `done`.
-    public static let settings = UnitCase("settings", view: SettingsView.self, viewModel: SettingsViewModel.self)
+    /// The settings page, presented by `main`: `theme` (string), `done`. Flow-only: it is presented by `main`,
+    /// with its theme, and returns to it.
+    public static let settings = UnitCase(
+        "settings", view: SettingsView.self, viewModel: SettingsViewModel.self, entry: .flowOnly)
 }

@@ -42,12 +42,16 @@ public struct ClientAction: Sendable, Hashable {
     }
 }
 
-/// The session's navigation: the stack of unit names (top last) and the presented unit, if any.
+/// The session's navigation: the stack of unit names (top last), the presented unit, if any, and the pages
+/// a `forward` navigation can go back to.
 public struct PageNavigation: Sendable, Hashable {
     /// The unit names on the stack, bottom first.
     public var stack: [String]
     /// The top unit's name when it was presented (modally), otherwise `nil`.
     public var presented: String?
+    /// The pages popped by `back`, which the server keeps with their state for `forward`: unit names, nearest
+    /// first (empty from a server that has no forward list).
+    public var forward: [String]
 
     /// The unit on top of the stack.
     public var top: String? { stack.last }
@@ -56,9 +60,11 @@ public struct PageNavigation: Sendable, Hashable {
     /// - Parameters:
     ///   - stack: the unit names, bottom first.
     ///   - presented: the presented top unit, if any.
-    public init(stack: [String] = [], presented: String? = nil) {
+    ///   - forward: the forward list, nearest first.
+    public init(stack: [String] = [], presented: String? = nil, forward: [String] = []) {
         self.stack = stack
         self.presented = presented
+        self.forward = forward
     }
 }
 
@@ -79,8 +85,10 @@ public struct PageNavigationKind: RawRepresentable, Sendable, Hashable, CustomSt
     public static let present = PageNavigationKind(rawValue: "present")
     /// The stack was replaced by one page; every other page was released.
     public static let root = PageNavigationKind(rawValue: "root")
-    /// The top page was popped (its pair released); a callback value went to the page below.
+    /// The top page was popped (the server keeps it in the forward list); a callback value went to the page below.
     public static let back = PageNavigationKind(rawValue: "back")
+    /// The nearest page of the forward list went back on top of the stack, with the state it had.
+    public static let forward = PageNavigationKind(rawValue: "forward")
 
     /// The kind's name.
     public var description: String { rawValue }

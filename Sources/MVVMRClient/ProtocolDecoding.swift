@@ -32,10 +32,12 @@ enum ProtocolDecoding {
         return ClientPage(unit: unit, rev: rev, view: view, actions: actions)
     }
 
-    /// `{"stack": [...], "presented": name|null}`.
+    /// `{"stack": [...], "presented": name|null, "forward": [...]}` (`forward` may be absent: an older server).
     static func navigationState(_ value: JSONValue?) -> PageNavigation? {
         guard let value, let stack = value["stack"]?.arrayValue else { return nil }
-        return PageNavigation(stack: stack.compactMap(\.stringValue), presented: value["presented"]?.stringValue)
+        return PageNavigation(
+            stack: stack.compactMap(\.stringValue), presented: value["presented"]?.stringValue,
+            forward: value["forward"]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 
     /// `{"type","unit","stack","presented","page"}`.

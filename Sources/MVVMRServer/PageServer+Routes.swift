@@ -296,21 +296,29 @@ extension PageServer {
         let body = try parseJSONBody(request, allowEmpty: true)
         guard case .object(let options) = body else { throw .invalidRequest("The body must be a JSON object (or empty).") }
         var unit: UnitCase?
+        var refusal: PageError?
+        var parameters = try routeParameters(options["parameters"])
         if let name = options["unit"] {
             guard case .string(let unitName) = name else { throw .invalidRequest("'unit' must be a string.") }
             guard let found = registry.unit(named: unitName) else { throw .unknownUnit(unitName) }
-            unit = found
+            if found.entry.admitsDeepLinks {
+                unit = found
+            } else {
+                // A page only its flow reaches: the session starts where the flow does, and the body says why.
+                refusal = .entryRefused(unitName)
+                parameters = [:]
+            }
         }
-        let parameters = try routeParameters(options["parameters"])
         let (session, started) = try openSession(at: unit, parameters: parameters, request: request)
         let page = try topSnapshot(of: session, after: started)
         ack.after(session, input: session.pages.inputNumber)
-        let created: JSONValue = [
+        var created: JSONObject = [
             "session": .string(session.identifier),
             "navigation": ProtocolEncoding.navigationState(started.state),
             "page": ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
         ]
-        return json(created, status: 201, headers: [sessionCookie(session.identifier, for: request)])
+        if let refusal { created["navigation_error"] = ProtocolEncoding.navigationError(refusal) }
+        return json(.object(created), status: 201, headers: [sessionCookie(session.identifier, for: request)])
     }
 
     private func sessionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
@@ -345,6 +353,8 @@ extension PageServer {
         guard let served = servedUnits[name] else { throw .unknownUnit(name) }
         let parameters = queryParameters(request)
         guard let identifier = credentials(request) else {
+            // Refused before a session is made: a deep link to a page only its flow reaches creates nothing.
+            if !served.unit.entry.admitsDeepLinks { throw ProtocolError(PageError.entryRefused(name)) }
             let (session, started) = try openSession(at: served.unit, parameters: parameters, request: request)
             let page = try topSnapshot(of: session, after: started)
             ack.after(session, input: session.pages.inputNumber)
@@ -356,7 +366,7 @@ extension PageServer {
         ack.uses(session)
         let read: PageRead
         do throws(PageError) {
-            read = try session.pages.read(name, parameters: parameters)
+            read = try session.pages.read(name, parameters: parameters, asDeepLink: true)
         } catch {
             throw ProtocolError(error)
         }
@@ -490,18 +500,21 @@ extension PageServer {
         ack.uses(session)
         let body = try parseJSONBody(request, allowEmpty: false)
         guard case .object(let fields) = body, case .string(let type)? = fields["type"] else {
-            throw .invalidRequest("The body must be {\"type\": \"back\"} or {\"type\": \"open\", \"unit\": name}.")
+            throw .invalidRequest(
+                "The body must be {\"type\": \"back\"}, {\"type\": \"forward\"} or {\"type\": \"open\", \"unit\": name}.")
         }
         let navigation: ClientNavigation
         switch type {
         case "back":
             navigation = .back
+        case "forward":
+            navigation = .forward
         case "open":
             guard case .string(let unit)? = fields["unit"] else { throw .invalidRequest("'open' needs a 'unit' (a string).") }
             guard registry.unit(named: unit) != nil else { throw .unknownUnit(unit) }
             navigation = .open(unit, parameters: try routeParameters(fields["parameters"]))
         default:
-            throw .invalidRequest("'type' must be 'back' or 'open'.")
+            throw .invalidRequest("'type' must be 'back', 'forward' or 'open'.")
         }
         let result: NavigationResult
         do throws(PageError) {

@@ -228,7 +228,10 @@ public final class PageServer: Sendable {
         [
             "root": .string(registry.root.name),
             "units": .array(registry.units.map { unit in
-                ["name": .string(unit.name), "route": .string(unit.route), "actions": ProtocolEncoding.actions(unit.actions)]
+                [
+                    "name": .string(unit.name), "route": .string(unit.route), "entry": .string(unit.entry.rawValue),
+                    "actions": ProtocolEncoding.actions(unit.actions),
+                ]
             }),
         ]
     }

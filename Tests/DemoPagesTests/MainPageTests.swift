@@ -43,7 +43,7 @@ import Testing
             view[at: "/theme"] = "dark"
             view[at: "/themeLabel"] = "Theme: dark"
         }
-        #expect(tester.session.navigation == NavigationState(stack: ["main"], presented: nil))
+        #expect(tester.session.navigation == NavigationState(stack: ["main"], presented: nil, forward: ["settings"]))
         // Settings opens again from the theme chosen.
         tester.send("openSettings", navigation: .present("settings"))
         #expect(tester.session.pages.first { $0.unit == "settings" }?.view["theme"] == "dark")

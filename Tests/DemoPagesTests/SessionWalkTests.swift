@@ -41,7 +41,8 @@ import Testing
         #expect(back.navigation?.unit == "main")
         #expect(back.navigation?.page.view["themeLabel"] == "Theme: dark")
         #expect(back.navigation?.page.rev == 1)
-        #expect(session.navigation == NavigationState(stack: ["home", "login", "main"], presented: nil))
+        #expect(
+            session.navigation == NavigationState(stack: ["home", "login", "main"], presented: nil, forward: ["settings"]))
 
         let logout = try session.perform("logout", on: "main")
         #expect(logout.navigation?.kind == .root)

@@ -288,7 +288,7 @@ struct PageClientTests {
         let saved = try await client.send("save", value: "Ada")
         let back = try #require(saved.navigation)
         #expect(back.kind == .back)
-        #expect(client.navigation == PageNavigation(stack: ["home"], presented: nil))
+        #expect(client.navigation == PageNavigation(stack: ["home"], presented: nil, forward: ["editor"]))
         #expect(client.page("editor") == nil)
         #expect(client.page("home")?.view == ["user": "Ada"])
         let fresh = try await server.fetchPage("home", session: session)

@@ -23,6 +23,9 @@ import Testing
         PageRead(
             snapshot: PageSnapshot(unit: "empty", rev: 3, view: [:], actions: actions),
             sequence: 0, navigation: NavigationState(stack: [], presented: nil)),
+        PageRead(
+            snapshot: PageSnapshot(unit: "home", rev: 1, view: [:], actions: []),
+            sequence: 9, navigation: NavigationState(stack: ["home"], presented: nil, forward: ["counters", "q\"uote"])),
     ])
     func pageReadBodyMatchesTheEncodedSnapshot(read: PageRead) throws {
         let session = "s_0123456789abcdef\\\""
@@ -55,4 +58,45 @@ import Testing
             #expect(String(decoding: ProtocolEncoding.frame(event), as: UTF8.self) == String(decoding: framed, as: UTF8.self))
         }
     }
+
+    /// Every navigation state on the wire carries `forward`, nearest first, empty when there is none.
+    @Test func navigationStatesAndNavigationsCarryTheForwardList() {
+        let empty = ProtocolEncoding.navigationState(NavigationState(stack: ["home"], presented: nil))
+        #expect(empty == ["stack": ["home"], "presented": nil, "forward": []])
+        let state = NavigationState(stack: ["home", "counters"], presented: nil, forward: ["login", "main"])
+        let navigation = Navigation(
+            kind: .forward, unit: "counters", state: state,
+            page: PageSnapshot(unit: "counters", rev: 2, view: ["n": 2], actions: []))
+        let encoded = ProtocolEncoding.navigation(navigation)
+        #expect(encoded["type"] == "forward")
+        #expect(encoded["forward"] == ["login", "main"])
+        #expect(encoded["stack"] == ["home", "counters"])
+        #expect(encoded["page"]?["rev"] == 2)
+    }
+
+    /// The refusals of this feature have their stable codes, statuses and details.
+    @Test func entryAndForwardRefusalsMapToTheirStatuses() {
+        let refused = ProtocolError(PageError.entryRefused("main"))
+        #expect(refused.status == 403)
+        #expect(refused.code == "entry_refused")
+        #expect(refused.details == ["unit": "main"])
+        let nothing = ProtocolError(PageError(.nothingForward, "no"))
+        #expect(nothing.status == 409)
+        #expect(nothing.code == "nothing_forward")
+        #expect(ProtocolEncoding.navigationError(PageError.entryRefused("main"))["details"] == ["unit": "main"])
+    }
+
+    /// `GET /api/units` says how each unit may be entered.
+    @Test func theUnitsDocumentListsEachUnitsEntryRule() {
+        let flowOnly = UnitCase("hidden", view: EmptyTestView.self, viewModel: EmptyTestViewModel.self, entry: .flowOnly)
+        let open = UnitCase("open", view: EmptyTestView.self, viewModel: EmptyTestViewModel.self)
+        let document = PageServer.unitsDocument(UnitRegistry(root: open, units: [flowOnly]))
+        #expect(document["units"]?[0]?["entry"] == "deep_link")
+        #expect(document["units"]?[1]?["entry"] == "flow_only")
+    }
+}
+
+struct EmptyTestView: View {}
+final class EmptyTestViewModel: ViewModel {
+    init(context: UnitContext) {}
 }

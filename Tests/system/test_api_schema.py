@@ -101,3 +101,36 @@ def test_a_malformed_last_event_id_in_the_query_is_refused_even_beside_a_valid_h
         assert reader.status == 400
     finally:
         reader.socket.close()
+
+
+def response_schema(document, path, method, status):
+    return document["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
+
+
+def test_forward_and_entry_refusals_are_documented_as_answered(shared_server):
+    document = document_of(shared_server)
+    navigation = validator(document, request_schema(document, "/api/navigation"))
+    assert navigation.is_valid({"type": "forward"})
+
+    created = shared_server.request("POST", "/api/sessions", body={"unit": "main"})
+    assert created.status == 201 and created.json()["navigation_error"]["code"] == "entry_refused"
+    validator(document, response_schema(document, "/api/sessions", "post", "201")).validate(created.json())
+    session = created.json()["session"]
+
+    nothing = shared_server.request("POST", "/api/navigation", body={"type": "forward"}, session=session)
+    assert nothing.status == 409 and "409" in documented_statuses(document, "/api/navigation", "post")
+    refused = shared_server.request("GET", "/api/pages/settings", session=session)
+    assert refused.status == 403 and "403" in documented_statuses(document, "/api/pages/{unit}", "get")
+
+    shared_server.request("POST", "/api/navigation", body={"type": "open", "unit": "counters"}, session=session)
+    back = shared_server.request("POST", "/api/navigation", body={"type": "back"}, session=session).json()
+    assert back["navigation"]["forward"] == ["counters"]
+    forward = shared_server.request("POST", "/api/navigation", body={"type": "forward"}, session=session)
+    assert forward.status == 200 and forward.json()["navigation"]["type"] == "forward"
+    answer = validator(document, response_schema(document, "/api/navigation", "post", "200"))
+    answer.validate(back)
+    answer.validate(forward.json())
+    units = shared_server.request("GET", "/api/units").json()
+    validator(document, response_schema(document, "/api/units", "get", "200")).validate(units)
+    # The document holds the member required: an answer without it would not pass.
+    assert not answer.is_valid({**back, "navigation": {k: v for k, v in back["navigation"].items() if k != "forward"}})

@@ -25,6 +25,8 @@ def test_units_lists_every_demo_unit_with_actions(shared_server):
     assert greeting["actions"] == [{"name": "showGreeting", "value": "none"}]
     login = next(unit for unit in body["units"] if unit["name"] == "login")
     assert {"name": "username", "value": "string"} in login["actions"]
+    entries = {unit["name"]: unit["entry"] for unit in body["units"]}
+    assert entries == {name: "flow_only" if name in ("main", "settings") else "deep_link" for name in DEMO_UNITS}
 
 
 def test_new_session_binds_the_root_and_sets_a_safe_cookie(shared_server):
@@ -32,7 +34,7 @@ def test_new_session_binds_the_root_and_sets_a_safe_cookie(shared_server):
     assert response.status == 201
     body = response.json()
     assert re.fullmatch(r"[A-Za-z0-9_-]{24}", body["session"])
-    assert body["navigation"] == {"stack": ["home"], "presented": None}
+    assert body["navigation"] == {"stack": ["home"], "presented": None, "forward": []}
     page = body["page"]
     assert page["unit"] == "home" and page["rev"] == 0 and page["session"] == body["session"]
     assert page["seq"] >= 1
@@ -67,7 +69,7 @@ def test_session_state_lists_navigation_and_pages(shared_server):
     assert response.status == 200
     body = response.json()
     assert body["session"] == session
-    assert body["navigation"] == {"stack": ["home"], "presented": None}
+    assert body["navigation"] == {"stack": ["home"], "presented": None, "forward": []}
     assert sorted(page["unit"] for page in body["pages"]) == ["greeting", "home"]
     assert body["seq"] == 2
 

@@ -49,12 +49,14 @@ def test_login_main_settings_flow_with_router(shared_server):
     back = server.act(session, "settings", "done").json()["navigation"]
     assert back["type"] == "back" and back["stack"] == ["login", "main"] and back["presented"] is None
     assert back["page"]["unit"] == "main" and back["page"]["view"]["themeLabel"] == "Theme: dark"
+    assert back["forward"] == ["settings"]
     state = server.request("GET", "/api/session", session=session).json()
-    assert state["navigation"] == {"stack": ["login", "main"], "presented": None}
-    assert sorted(page["unit"] for page in state["pages"]) == ["login", "main"]
+    # Settings was dismissed, not released: it waits, bound, in the forward list.
+    assert state["navigation"] == {"stack": ["login", "main"], "presented": None, "forward": ["settings"]}
+    assert sorted(page["unit"] for page in state["pages"]) == ["login", "main", "settings"]
 
     root = server.act(session, "main", "logout").json()["navigation"]
-    assert root["type"] == "root" and root["stack"] == ["login"]
+    assert root["type"] == "root" and root["stack"] == ["login"] and root["forward"] == []
     assert root["page"]["view"]["username"] == ""
     assert server.act(session, "main", "logout").status == 409
 

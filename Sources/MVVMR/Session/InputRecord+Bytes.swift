@@ -106,6 +106,8 @@ extension SessionInput {
             buffer.append(UInt8(ascii: "}"))
         case .navigate(.back):
             buffer.appendLiteral(#"{"type":"navigate","navigation":"back"}"#)
+        case .navigate(.forward):
+            buffer.appendLiteral(#"{"type":"navigate","navigation":"forward"}"#)
         case .navigate(.open(let unit, let parameters)):
             buffer.appendLiteral(#"{"type":"navigate","navigation":"open","unit":"#)
             JSONValue.encodeString(unit, into: &buffer)

@@ -108,6 +108,8 @@ extension SessionInput {
             return .object(object)
         case .navigate(.back):
             return ["type": "navigate", "navigation": "back"]
+        case .navigate(.forward):
+            return ["type": "navigate", "navigation": "forward"]
         case .navigate(.open(let unit, let parameters)):
             return ["type": "navigate", "navigation": "open", "unit": .string(unit), "parameters": Self.json(parameters)]
         case .timer(let ordinal):
@@ -170,8 +172,9 @@ extension SessionInput {
         case "navigate":
             switch try string("navigation") {
             case "back": self = .navigate(.back)
+            case "forward": self = .navigate(.forward)
             case "open": self = .navigate(.open(try string("unit"), parameters: try parameters()))
-            default: throw InputRecordFormatError("'input.navigation' must be \"back\" or \"open\"")
+            default: throw InputRecordFormatError("'input.navigation' must be \"back\", \"forward\" or \"open\"")
             }
         case "timer":
             self = .timer(try integer("ordinal"))

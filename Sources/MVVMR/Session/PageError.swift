@@ -20,6 +20,10 @@ public struct PageError: Error, Sendable, Hashable, CustomStringConvertible {
         case bindingFailed = "binding_failed"
         /// A ViewModel asked for a service nobody registered (500).
         case missingService = "missing_service"
+        /// A deep link to a unit that is ``UnitEntry/flowOnly`` (403): `unit` names it.
+        case entryRefused = "entry_refused"
+        /// A `forward` navigation with an empty forward list (409).
+        case nothingForward = "nothing_forward"
     }
 
     /// The stable code.
@@ -28,16 +32,20 @@ public struct PageError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
     /// For `unknown_action`: the names of the actions the unit accepts.
     public let allowed: [String]
+    /// For `entry_refused`: the unit refused.
+    public let unit: String?
 
     /// An error.
     /// - Parameters:
     ///   - code: the stable code.
     ///   - message: a message for people.
     ///   - allowed: for `unknown_action`, the actions accepted.
-    public init(_ code: Code, _ message: String, allowed: [String] = []) {
+    ///   - unit: for `entry_refused`, the unit refused.
+    public init(_ code: Code, _ message: String, allowed: [String] = [], unit: String? = nil) {
         self.code = code
         self.message = message
         self.allowed = allowed
+        self.unit = unit
     }
 
     /// `code: message`.
@@ -45,6 +53,16 @@ public struct PageError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension PageError {
+    /// The refusal of a deep link to a unit that only a page's own navigation reaches.
+    /// - Parameter unit: the unit's name.
+    public static func entryRefused(_ unit: String) -> PageError {
+        PageError(
+            .entryRefused, "\(unit) opens only from within the app's flow, not by a direct link", unit: unit)
+    }
+
+    /// The refusal of a `forward` navigation when no page was popped to go forward to.
+    static let nothingForward = PageError(.nothingForward, "there is no page to go forward to")
+
     /// The error of a navigation or a start whose value for the new page cannot be encoded as JSON.
     /// - Parameters:
     ///   - unit: the name of the unit the value was for.

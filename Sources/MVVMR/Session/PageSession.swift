@@ -28,6 +28,9 @@ import Locking
 ///
 /// The event sink and the recorder run outside the lock, one call at a time, in order.
 public final class PageSession: Sendable {
+    /// How many popped pages a session's forward list keeps bound unless told otherwise.
+    public static let defaultForwardLimit = 8
+
     private let core: Locked<SessionCore>
     /// What the steps produced for the recorder and the event sink, handed out after the lock.
     private let outbox = SessionOutbox()
@@ -40,15 +43,18 @@ public final class PageSession: Sendable {
     ///   - historyLimit: how many patches each page keeps for catching up clients that are behind.
     ///   - historyByteLimit: how many bytes of patches (``EstimatedJSONSize``) each page keeps at most;
     ///     unlimited by default (then only `historyLimit` bounds them).
+    ///   - forwardLimit: how many pages popped by `back` the forward list keeps bound for `forward` (8 by
+    ///     default); beyond it the oldest is released.
     ///   - eventSink: receives every event, in order, once the step that made it released the session's lock.
     public init(
         registry: UnitRegistry, services: Services = Services(), clock: SessionClock = .realTime,
-        historyLimit: Int = 64, historyByteLimit: Int = .max, eventSink: (@Sendable (SessionEvent) -> Void)? = nil
+        historyLimit: Int = 64, historyByteLimit: Int = .max, forwardLimit: Int = PageSession.defaultForwardLimit,
+        eventSink: (@Sendable (SessionEvent) -> Void)? = nil
     ) {
         let scheduler = Scheduler(mode: clock == .virtual ? .virtual : .realTime(start: .now))
         let core = SessionCore(
             registry: registry, services: services, scheduler: scheduler, historyLimit: historyLimit,
-            historyByteLimit: historyByteLimit)
+            historyByteLimit: historyByteLimit, forwardLimit: forwardLimit)
         outbox.setEventSink(eventSink)
         if eventSink != nil { core.eventSink = { [outbox] event in outbox.queue(.event(event)) } }
         if clock == .realTime {
@@ -140,10 +146,15 @@ public final class PageSession: Sendable {
     /// - Parameters:
     ///   - unit: the unit's name.
     ///   - parameters: route parameters for a page bound now.
-    /// - Throws: `unknown_unit`, or a binding error.
-    public func read(_ unit: String, parameters: [String: String] = [:]) throws(PageError) -> PageRead {
+    ///   - asDeepLink: whether a page bound now is opened by deep link (a server's `GET /api/pages/{unit}`):
+    ///     then a unit that is ``UnitEntry/flowOnly`` and has no live page in the session (on the stack, in the
+    ///     forward list or bound by an earlier read) is refused instead of bound.
+    /// - Throws: `unknown_unit`, `entry_refused` (only `asDeepLink`), or a binding error; then nothing changed.
+    public func read(
+        _ unit: String, parameters: [String: String] = [:], asDeepLink: Bool = false
+    ) throws(PageError) -> PageRead {
         try step { core throws(PageError) in
-            let (snapshot, _) = try core.snapshotAndInput(of: unit, parameters: parameters)
+            let (snapshot, _) = try core.snapshotAndInput(of: unit, parameters: parameters, asDeepLink: asDeepLink)
             var read = PageRead(
                 snapshot: snapshot, sequence: core.sequence, navigation: core.navigationState,
                 encodedView: core.encodedView(of: unit))
@@ -318,9 +329,11 @@ public final class PageSession: Sendable {
         }
     }
 
-    /// Performs a client-initiated navigation: `back`, or `open(unit)`.
+    /// Performs a client-initiated navigation: `back`, `forward`, or `open(unit)`.
     /// - Parameter request: the navigation.
-    /// - Throws: `unknown_unit`, or a binding error for a unit pushed by `open`.
+    /// - Throws: `unknown_unit`; `nothing_forward` for `forward` with an empty forward list; `entry_refused` for an
+    ///   `open` that would push a unit that is ``UnitEntry/flowOnly``; or a binding error for a unit pushed by
+    ///   `open`. A refused navigation changes nothing and is no input of the log.
     @discardableResult
     public func navigate(_ request: ClientNavigation) throws(PageError) -> NavigationResult {
         try step { core throws(PageError) in try core.navigate(request) }

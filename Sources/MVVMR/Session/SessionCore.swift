@@ -13,6 +13,8 @@ final class SessionCore {
     let scheduler: Scheduler
     let historyLimit: Int
     let historyByteLimit: Int
+    /// How many popped pages the forward list keeps at most; beyond it the oldest is released.
+    let forwardLimit: Int
     let turn = SessionTurn()
     var eventSink: (@Sendable (SessionEvent) -> Void)?
     /// Receives every input's record with the events it caused, in input order, inside the lock; nil when the
@@ -31,6 +33,9 @@ final class SessionCore {
     private var bindCount = 0
     private(set) var pages = LivePages()
     private var stack: [StackEntry] = []
+    /// The pages `back` (or an `open` that popped back) took off the stack, nearest first: still bound (in
+    /// `pages`), state intact, for `forward`. Every push, present or root clears it and releases them.
+    private var forward: [StackEntry] = []
     /// The last revision of every unit whose page was released, so a fresh pair goes on from it (a live
     /// page's revision is in its document: an idle session with one page allocates nothing here).
     private var revisions = UnitRevisions()
@@ -44,12 +49,16 @@ final class SessionCore {
     /// What the input being applied caused so far (empty between inputs, so an idle session holds no event storage).
     private var effects = InputEffects()
 
-    init(registry: UnitRegistry, services: Services, scheduler: Scheduler, historyLimit: Int, historyByteLimit: Int = .max) {
+    init(
+        registry: UnitRegistry, services: Services, scheduler: Scheduler, historyLimit: Int,
+        historyByteLimit: Int = .max, forwardLimit: Int = 8
+    ) {
         self.registry = registry
         self.services = services
         self.scheduler = scheduler
         self.historyLimit = historyLimit
         self.historyByteLimit = historyByteLimit
+        self.forwardLimit = max(0, forwardLimit)
         scheduler.runTurn = { [weak self] reentry, body in
             guard let self else { return body() }
             // A timer or a job belongs to some page's streams; which one is not known, so every page counts as
@@ -66,7 +75,12 @@ final class SessionCore {
 
     var navigationState: NavigationState {
         let presented = stack.last.flatMap { $0.presented ? $0.unit : nil }
-        return NavigationState(stack: stack.map(\.unit), presented: presented)
+        return NavigationState(stack: stack.map(\.unit), presented: presented, forward: forward.map(\.unit))
+    }
+
+    /// Whether the live page of `name` waits in the forward list (bound, but not on the stack).
+    func isForward(_ name: String) -> Bool {
+        forward.contains { $0.unit == name }
     }
 
     var snapshots: [PageSnapshot] {
@@ -91,13 +105,26 @@ final class SessionCore {
         switch request {
         case .back:
             return try applyNavigation(.navigate(request)) { () throws(PageError) in goBack(returning: nil) }
+        case .forward:
+            // Refused before it is an input: nothing to go to changes nothing and is not logged.
+            guard !forward.isEmpty else { throw .nothingForward }
+            return try applyNavigation(.navigate(request)) { () throws(PageError) in try goForward() }
         case .open(let name, let parameters):
             guard let unit = pages[name]?.unit ?? registry.unit(named: name) else {
                 throw PageError(.unknownUnit, "no unit named \(name)")
             }
+            let onStack = stack.lastIndex { $0.unit == name }
+            let isNextForward = onStack == nil && forward.first?.unit == name
+            // Only a push is a deep link; returning to a page the session holds never is. Refused before it is
+            // an input, so a refusal changes nothing and is not logged.
+            // The registry's rule is the app's (a page a route bound may carry another case of the same name).
+            let entry = registry.unit(named: name)?.entry ?? unit.entry
+            if onStack == nil, !isNextForward, !entry.admitsDeepLinks { throw .entryRefused(name) }
             return try applyNavigation(.navigate(request)) { () throws(PageError) in
-                if let index = stack.lastIndex(where: { $0.unit == name }) {
-                    popAbove(index)
+                if let onStack {
+                    popAbove(onStack)
+                } else if isNextForward {
+                    try goForward()
                 } else {
                     try navigateForward(.push, to: unit, sentValue: nil, parameters: parameters)
                 }
@@ -111,11 +138,14 @@ final class SessionCore {
 
     /// The page of `name` (binding it first when it is not live) and the number of the input record the
     /// binding made (nil when the page was live).
-    func snapshotAndInput(of name: String, parameters: [String: String]) throws(PageError)
+    /// - Parameter asDeepLink: whether binding it is a deep link: then a unit that is ``UnitEntry/flowOnly`` and
+    ///   has no live page is refused (`entry_refused`) instead of bound.
+    func snapshotAndInput(of name: String, parameters: [String: String], asDeepLink: Bool = false) throws(PageError)
         -> (snapshot: PageSnapshot, input: Int?)
     {
         if let page = pages[name] { return (page.snapshot, nil) }
         guard let unit = registry.unit(named: name) else { throw PageError(.unknownUnit, "no unit named \(name)") }
+        if asDeepLink, !unit.entry.admitsDeepLinks { throw .entryRefused(name) }
         // A page read that binds is an input; one whose binding fails left nothing behind, so it is none.
         let bound = try applyInput(recordedAs: { _ in .bind(unit: name, parameters: parameters) }) {
             () throws(PageError) in
@@ -155,6 +185,11 @@ final class SessionCore {
         guard let page = pages[name] else {
             if registry.unit(named: name) == nil { throw PageError(.unknownUnit, "no unit named \(name)") }
             throw PageError(.pageNotBound, "\(name) has no live page in this session")
+        }
+        // A page waiting in the forward list is not on screen: as when `back` released it, it takes no action
+        // until it is back on the stack (a route it emitted would navigate from a page the user left).
+        if isForward(name) {
+            throw PageError(.pageNotBound, "\(name) is in the forward list, not on the stack; go forward to it first")
         }
         guard let entry = page.actions.entry(named: action) else {
             throw PageError(
@@ -311,7 +346,8 @@ final class SessionCore {
         return SessionSnapshot(
             number: inputNumber, time: scheduler.now, sequence: sequence, seed: seed,
             wallClock: scheduler.wallClockOrigin, bindCount: bindCount, nextOrdinal: scheduler.nextID,
-            stack: stack.map { SessionSnapshot.StackEntry(unit: $0.unit, presented: $0.presented) }, pages: saved,
+            stack: stack.map { SessionSnapshot.StackEntry(unit: $0.unit, presented: $0.presented) },
+            forward: forward.map { SessionSnapshot.StackEntry(unit: $0.unit, presented: $0.presented) }, pages: saved,
             revisions: released, annotation: annotation)
     }
 
@@ -380,6 +416,9 @@ final class SessionCore {
         turn.clearChangedDocuments()
         bindCount = snapshot.bindCount
         stack = snapshot.stack.filter { pages[$0.unit] != nil }.map { StackEntry(unit: $0.unit, presented: $0.presented) }
+        forward = snapshot.forward.filter { pages[$0.unit] != nil }.map {
+            StackEntry(unit: $0.unit, presented: $0.presented)
+        }
         return found
     }
 
@@ -406,6 +445,7 @@ final class SessionCore {
         for page in pages.values { release(page) }
         pages.removeAll()
         stack = []
+        forward = []
         scheduler.cancelAll()
         _ = turn.takeWork()
         while turn.takeNavigation() != nil {}
@@ -529,12 +569,18 @@ final class SessionCore {
 
     private func handle(_ request: NavigationRequest) {
         let route = request.route
+        // A page waiting in the forward list is off screen: a route its timers or jobs emit there is dropped (the
+        // user left that page; it must not navigate the session from behind).
+        if isForward(request.source) { return }
         switch route.kind {
         case .back:
             // Only the page on top can go back; a page below (or one bound outside the stack) cannot
             // pop another page.
             guard stack.last?.unit == request.source else { return }
             goBack(returning: route.value)
+        case .forward:
+            // No route goes forward (only a client navigation does); nothing to do.
+            return
         case .push, .present, .root:
             guard let unit = route.unit else { return }
             do {
@@ -551,6 +597,8 @@ final class SessionCore {
         // Changes made before the navigation are their own patches, emitted before it.
         commitChanges()
         let page = try bind(unit, sentValue: sentValue, parameters: parameters)
+        // A new page in the flow: what was popped is no longer ahead of it.
+        releaseForward(from: 0)
         if kind == .root {
             for existing in pages.values { release(existing) }
             pages.removeAll()
@@ -572,8 +620,7 @@ final class SessionCore {
     private func goBack(returning value: JSONValue?) {
         guard stack.count > 1 else { return }
         commitChanges()
-        let top = stack.removeLast()
-        if let page = pages.removeValue(forKey: top.unit) { release(page) }
+        keepForward([stack.removeLast()])
         guard let below = stack.last, let page = pages[below.unit] else { return }
         var callbackPatch: PagePatch?
         if let value {
@@ -597,12 +644,43 @@ final class SessionCore {
     private func popAbove(_ index: Int) {
         guard index < stack.count - 1 else { return }
         commitChanges()
-        while stack.count > index + 1 {
-            let top = stack.removeLast()
-            if let page = pages.removeValue(forKey: top.unit) { release(page) }
-        }
+        // Bottom first is nearest first: the page just above `index` is where `forward` goes next.
+        let popped = Array(stack[(index + 1)...])
+        stack.removeSubrange((index + 1)...)
+        keepForward(popped)
         guard let entry = stack.last, let page = pages[entry.unit] else { return }
         record(Navigation(kind: .back, unit: entry.unit, state: navigationState, page: page.snapshot))
+    }
+
+    /// Puts the nearest page of the forward list back on top of the stack (presented again if it was), as it
+    /// was when it was popped: no binding, its revision and view unchanged.
+    private func goForward() throws(PageError) {
+        guard let next = forward.first else { throw .nothingForward }
+        guard let page = pages[next.unit] else {
+            // Never so (a forward entry's page stays in `pages` until the entry goes): refuse rather than trap.
+            forward.removeFirst()
+            throw .nothingForward
+        }
+        commitChanges()
+        forward.removeFirst()
+        stack.append(next)
+        record(Navigation(kind: .forward, unit: next.unit, state: navigationState, page: page.snapshot))
+    }
+
+    /// Puts `popped` (nearest first) at the front of the forward list, their pages still bound, and releases the
+    /// oldest entries beyond ``forwardLimit``.
+    private func keepForward(_ popped: [StackEntry]) {
+        forward.insert(contentsOf: popped, at: 0)
+        releaseForward(from: forwardLimit)
+    }
+
+    /// Releases the pages of the forward list from `index` on and drops their entries.
+    private func releaseForward(from index: Int) {
+        guard index < forward.count else { return }
+        for entry in forward[index...] {
+            if let page = pages.removeValue(forKey: entry.unit) { release(page) }
+        }
+        forward.removeSubrange(index...)
     }
 
     private func record(_ navigation: Navigation) {

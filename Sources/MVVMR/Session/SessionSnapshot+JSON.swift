@@ -16,6 +16,10 @@ extension SessionSnapshot {
             "next_ordinal": .int(nextOrdinal),
         ]
         object["stack"] = .array(stack.map { ["unit": .string($0.unit), "presented": .bool($0.presented)] })
+        // Written only when there is one, so a snapshot without it reads the same in a version that has no forward list.
+        if !forward.isEmpty {
+            object["forward"] = .array(forward.map { ["unit": .string($0.unit), "presented": .bool($0.presented)] })
+        }
         object["pages"] = .array(pages.map(\.json))
         object["revs"] = InputRecord.json(revisions)
         if let annotation { object["annotation"] = annotation }
@@ -43,13 +47,18 @@ extension SessionSnapshot {
             }
             return value
         }
-        var stack: [StackEntry] = []
-        for entry in object["stack"]?.arrayValue ?? [] {
-            guard let unit = entry["unit"]?.stringValue else {
-                throw InputRecordFormatError("'snapshot.stack[].unit' must be a string")
+        func entries(_ key: String) throws(InputRecordFormatError) -> [StackEntry] {
+            var entries: [StackEntry] = []
+            for entry in object[key]?.arrayValue ?? [] {
+                guard let unit = entry["unit"]?.stringValue else {
+                    throw InputRecordFormatError("'snapshot.\(key)[].unit' must be a string")
+                }
+                entries.append(StackEntry(unit: unit, presented: entry["presented"]?.boolValue ?? false))
             }
-            stack.append(StackEntry(unit: unit, presented: entry["presented"]?.boolValue ?? false))
+            return entries
         }
+        let stack = try entries("stack")
+        let forward = try entries("forward")
         var pages: [SavedPage] = []
         for page in object["pages"]?.arrayValue ?? [] { pages.append(try SavedPage(json: page)) }
         var revisions: [String: Int] = [:]
@@ -61,7 +70,8 @@ extension SessionSnapshot {
         self.init(
             number: try integer("number"), time: .nanoseconds(try integer("time_ns")), sequence: try integer("seq"),
             seed: try hex(object["seed"], "snapshot.seed"), wallClock: .nanoseconds(try integer("wall_clock_ns")),
-            bindCount: try integer("binds"), nextOrdinal: try integer("next_ordinal"), stack: stack, pages: pages,
+            bindCount: try integer("binds"), nextOrdinal: try integer("next_ordinal"), stack: stack, forward: forward,
+            pages: pages,
             revisions: revisions, annotation: annotation)
     }
 }

@@ -90,6 +90,8 @@ public struct SessionSnapshot: Sendable, Hashable {
     public let nextOrdinal: Int
     /// The navigation stack, bottom first.
     public let stack: [StackEntry]
+    /// The forward list (pages popped by `back`, still bound, among ``pages``), nearest first.
+    public let forward: [StackEntry]
     /// Every live page, in the session's order (those in the stack and those bound outside it).
     public let pages: [SavedPage]
     /// The last revision of every unit the session bound and released (a page bound later goes on from it).
@@ -107,12 +109,14 @@ public struct SessionSnapshot: Sendable, Hashable {
     ///   - bindCount: how many pages were bound.
     ///   - nextOrdinal: the scheduler's next ordinal.
     ///   - stack: the navigation stack.
+    ///   - forward: the forward list, nearest first.
     ///   - pages: the live pages.
     ///   - revisions: released units' last revisions.
     ///   - annotation: the taker's attachment.
     public init(
         number: Int, time: Duration, sequence: Int, seed: UInt64, wallClock: Duration, bindCount: Int,
-        nextOrdinal: Int, stack: [StackEntry], pages: [SavedPage], revisions: [String: Int], annotation: JSONValue?
+        nextOrdinal: Int, stack: [StackEntry], forward: [StackEntry] = [], pages: [SavedPage], revisions: [String: Int],
+        annotation: JSONValue?
     ) {
         self.number = number
         self.time = time
@@ -122,6 +126,7 @@ public struct SessionSnapshot: Sendable, Hashable {
         self.bindCount = bindCount
         self.nextOrdinal = nextOrdinal
         self.stack = stack
+        self.forward = forward
         self.pages = pages
         self.revisions = revisions
         self.annotation = annotation
@@ -132,6 +137,7 @@ public struct SessionSnapshot: Sendable, Hashable {
     public func annotated(_ annotation: JSONValue?) -> SessionSnapshot {
         SessionSnapshot(
             number: number, time: time, sequence: sequence, seed: seed, wallClock: wallClock, bindCount: bindCount,
-            nextOrdinal: nextOrdinal, stack: stack, pages: pages, revisions: revisions, annotation: annotation)
+            nextOrdinal: nextOrdinal, stack: stack, forward: forward, pages: pages, revisions: revisions,
+            annotation: annotation)
     }
 }

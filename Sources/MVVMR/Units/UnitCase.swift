@@ -31,6 +31,8 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     /// Whether the unit's ViewModel is a ``RestorableViewModel`` (its page can be saved in a session snapshot,
     /// when its parts' can too).
     public let isRestorable: Bool
+    /// Whether a client may open the unit by deep link, or only a page's own navigation reaches it.
+    public let entry: UnitEntry
     /// Makes the View and the ViewModel (from a saved state, when one is given: see ``RestorableViewModel``),
     /// wires Input → ViewModel → Output → page, and returns what must stay alive as long as the page. It
     /// captures only metatypes, so it is `Sendable`.
@@ -42,11 +44,15 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     ///   - view: the View type; its Input and Output must be the ViewModel's.
     ///   - viewModel: the ViewModel type.
     ///   - parts: sub-views mounted in this unit's page, each with its own View and ViewModel.
+    ///   - entry: whether clients may open it by deep link (``UnitEntry/deepLink``, the default) or only a
+    ///     page's own navigation reaches it (``UnitEntry/flowOnly``).
     public init<ViewType: View, ViewModelType: ViewModel>(
-        _ name: String, view: ViewType.Type, viewModel: ViewModelType.Type, parts: [UnitPart] = []
+        _ name: String, view: ViewType.Type, viewModel: ViewModelType.Type, parts: [UnitPart] = [],
+        entry: UnitEntry = .deepLink
     ) where ViewType.Input == ViewModelType.Input, ViewType.Output == ViewModelType.Output {
         self.name = name
         self.parts = parts
+        self.entry = entry
         // Listing the actions runs the View's declarations against a registry that no session uses.
         let registry = ActionRegistry()
         _ = ViewType().input(from: Actions(registry: registry, prefix: ""))
@@ -74,12 +80,13 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(
-        name: String, actions: [ActionDescriptor], parts: [UnitPart],
+        name: String, actions: [ActionDescriptor], parts: [UnitPart], entry: UnitEntry,
         bindPair: @escaping @Sendable (UnitContext, Actions, Page, JSONValue?) throws -> BoundPair
     ) {
         self.name = name
         self.actions = actions
         self.parts = parts
+        self.entry = entry
         self.isRestorable = false
         self.bindPair = bindPair
     }
@@ -115,12 +122,12 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         { viewModel.savedState.flatMap { try? JSONValueEncoder().encode($0) } }
     }
 
-    /// The same unit (name, actions, parts), whose binding throws `error` before it makes a View or a
+    /// The same unit (name, actions, parts, entry rule), whose binding throws `error` before it makes a View or a
     /// ViewModel: a route whose value cannot be encoded goes here, so that its navigation fails the way
     /// a failed binding does, reported in the result's `navigationFailure`.
     /// - Parameter error: the error binding throws.
     func failingToBind(with error: PageError) -> UnitCase {
-        UnitCase(name: name, actions: actions, parts: parts) { _, _, _, _ in throw error }
+        UnitCase(name: name, actions: actions, parts: parts, entry: entry) { _, _, _, _ in throw error }
     }
 
     /// The unit's route in the browser, `/name`.

@@ -74,7 +74,8 @@ enum OpenAPIDocument {
         ]
         paths["/api/sessions"] = [
             "post": operation(
-                "Open a session with the root unit (or `unit`) bound.", "createSession",
+                "Open a session with the root unit (or `unit`) bound; a flow-only `unit` starts at the root, with "
+                    + "`navigation_error` `entry_refused`.", "createSession",
                 body: [
                     "required": false,
                     "content": ["application/json": ["schema": ["$ref": "#/components/schemas/NewSession"]]],
@@ -93,10 +94,12 @@ enum OpenAPIDocument {
         ]
         paths["/api/pages/{unit}"] = [
             "get": operation(
-                "A page's snapshot, binding it first if needed (creates a session when none is sent).", "getPage",
+                "A page's snapshot, binding it first if needed (creates a session when none is sent); a flow-only unit "
+                    + "that is not bound in the session is 403 `entry_refused`.", "getPage",
                 parameters: [unitParameter, sessionHeader],
                 responses: merged(
-                    ["200": jsonResponse("The page.", "Snapshot")], errors(["400", "404", "413", "429", "500", "503"])))
+                    ["200": jsonResponse("The page.", "Snapshot")],
+                    errors(["400", "403", "404", "413", "429", "500", "503"])))
         ]
         paths["/api/pages/{unit}/actions"] = [
             "post": operation(
@@ -125,14 +128,14 @@ enum OpenAPIDocument {
         }
         paths["/api/navigation"] = [
             "post": operation(
-                "Client-initiated navigation: back, or open a unit.", "navigate", parameters: [sessionHeader],
+                "Client-initiated navigation: back, forward, or open a unit.", "navigate", parameters: [sessionHeader],
                 body: [
                     "required": true,
                     "content": ["application/json": ["schema": ["$ref": "#/components/schemas/NavigationRequest"]]],
                 ],
                 responses: merged(
                     ["200": jsonResponse("The navigation.", "NavigationResponse")],
-                    errors(["400", "403", "404", "413", "500", "503"])))
+                    errors(["400", "403", "404", "409", "413", "500", "503"])))
         ]
         paths["/api/session/log"] = [
             "get": operation(
@@ -213,9 +216,13 @@ enum OpenAPIDocument {
     /// What each error status means here, by its codes (docs/PROTOCOL.md and docs/HTTP.md say when each comes).
     private static let errorDescriptions: [String: String] = [
         "400": "`invalid_json`, `invalid_request`, `invalid_idempotency_key`, `malformed_request` or `invalid_path`.",
-        "403": "`forbidden_origin`: a state-changing request from an origin not allowed.",
+        "403":
+            "`forbidden_origin`: a state-changing request from an origin not allowed; `entry_refused`: a deep link "
+            + "to a flow-only unit (`details.unit`).",
         "404": "`unknown_session`, `unknown_unit` or `not_found`.",
-        "409": "`page_not_bound`: the unit has no live page in this session.",
+        "409":
+            "`page_not_bound`: the unit has no live page in this session, or its page waits in the forward list; "
+            + "`nothing_forward`: a `forward` navigation with an empty forward list.",
         "413": "`payload_too_large`, `value_too_large` or `session_too_large`.",
         "422":
             "`unknown_action` (`details.allowed` lists the actions), `invalid_value` or `idempotency_key_reused`.",
@@ -340,9 +347,10 @@ enum OpenAPIDocument {
                     "units": [
                         "type": "array",
                         "items": [
-                            "type": "object", "required": ["name", "route", "actions"],
+                            "type": "object", "required": ["name", "route", "entry", "actions"],
                             "properties": [
                                 "name": ["type": "string"], "route": ["type": "string"],
+                                "entry": ["type": "string", "enum": .array(UnitEntry.allCases.map { .string($0.rawValue) })],
                                 "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
                             ],
                         ],
@@ -350,9 +358,18 @@ enum OpenAPIDocument {
                 ],
             ],
             "NavigationState": [
-                "type": "object", "required": ["stack", "presented"],
+                "type": "object", "required": ["stack", "presented", "forward"],
                 "properties": [
                     "stack": ["type": "array", "items": ["type": "string"]], "presented": ["type": ["string", "null"]],
+                    // The pages `back` popped, kept for `forward`, nearest first.
+                    "forward": ["type": "array", "items": ["type": "string"]],
+                ],
+            ],
+            "NavigationError": [
+                "type": "object", "required": ["code", "message"],
+                "properties": [
+                    "code": ["type": "string"], "message": ["type": "string"],
+                    "details": ["type": "object", "properties": ["unit": ["type": "string"]]],
                 ],
             ],
             "Page": [
@@ -380,6 +397,8 @@ enum OpenAPIDocument {
                 "properties": [
                     "session": ["type": "string"], "navigation": ["$ref": "#/components/schemas/NavigationState"],
                     "page": ["$ref": "#/components/schemas/Snapshot"],
+                    // A flow-only `unit` was asked for: the session starts at the root, and this says why.
+                    "navigation_error": ["$ref": "#/components/schemas/NavigationError"],
                 ],
             ],
             "SessionLog": [
@@ -440,11 +459,13 @@ enum OpenAPIDocument {
                 ],
             ],
             "Navigation": [
-                "type": "object", "required": ["type", "unit", "stack", "presented", "page"],
+                "type": "object", "required": ["type", "unit", "stack", "presented", "forward", "page"],
                 "properties": [
-                    "type": ["type": "string", "enum": ["push", "present", "root", "back"]],
+                    "type": ["type": "string", "enum": ["push", "present", "root", "back", "forward"]],
                     "unit": ["type": "string"], "stack": ["type": "array", "items": ["type": "string"]],
-                    "presented": ["type": ["string", "null"]], "page": ["$ref": "#/components/schemas/Page"],
+                    "presented": ["type": ["string", "null"]],
+                    "forward": ["type": "array", "items": ["type": "string"]],
+                    "page": ["$ref": "#/components/schemas/Page"],
                 ],
             ],
             "ActionRequest": [
@@ -458,12 +479,15 @@ enum OpenAPIDocument {
                     "patch": ["type": "array", "items": ["$ref": "#/components/schemas/PatchOperation"]],
                     "snapshot": ["$ref": "#/components/schemas/Page"],
                     "navigation": ["oneOf": [["type": "null"], ["$ref": "#/components/schemas/Navigation"]]],
+                    // The ViewModel routed, but the page it routed to could not be built.
+                    "navigation_error": ["$ref": "#/components/schemas/NavigationError"],
                 ],
             ],
-            // `back` reads nothing but its type; `open` needs a registered unit.
+            // `back` and `forward` read nothing but their type; `open` needs a registered unit.
             "NavigationRequest": [
                 "oneOf": [
                     ["type": "object", "required": ["type"], "properties": ["type": ["const": "back"]]],
+                    ["type": "object", "required": ["type"], "properties": ["type": ["const": "forward"]]],
                     [
                         "type": "object", "required": ["type", "unit"],
                         "properties": [

@@ -7,8 +7,19 @@ enum ProtocolEncoding {
         .array(actions.map { ["name": .string($0.name), "value": .string($0.valueType.rawValue)] })
     }
 
+    /// A navigation state: `{"stack","presented","forward"}`.
     static func navigationState(_ state: NavigationState) -> JSONValue {
-        ["stack": .array(state.stack.map { .string($0) }), "presented": state.presented.map { .string($0) } ?? .null]
+        [
+            "stack": .array(state.stack.map { .string($0) }), "presented": state.presented.map { .string($0) } ?? .null,
+            "forward": .array(state.forward.map { .string($0) }),
+        ]
+    }
+
+    /// A refused navigation of a body (`navigation_error`): `{"code","message","details"?}`.
+    static func navigationError(_ failure: PageError) -> JSONValue {
+        var object: JSONObject = ["code": .string(failure.code.rawValue), "message": .string(failure.message)]
+        if let unit = failure.unit { object["details"] = ["unit": .string(unit)] }
+        return .object(object)
     }
 
     /// A page as it appears inside other bodies: `{"unit","rev","view","actions"}`.
@@ -56,16 +67,22 @@ enum ProtocolEncoding {
         } else {
             bytes.appendLiteral("null")
         }
-        bytes.appendLiteral("}}")
+        bytes.appendLiteral(#","forward":["#)
+        for (index, unit) in read.navigation.forward.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.encodeString(unit, into: &bytes)
+        }
+        bytes.appendLiteral("]}}")
         return bytes
     }
 
-    /// A navigation: `{"type","unit","stack","presented","page"}`.
+    /// A navigation: `{"type","unit","stack","presented","forward","page"}`.
     static func navigation(_ navigation: Navigation) -> JSONValue {
         [
             "type": .string(navigation.kind.rawValue), "unit": .string(navigation.unit),
             "stack": .array(navigation.state.stack.map { .string($0) }),
             "presented": navigation.state.presented.map { .string($0) } ?? .null,
+            "forward": .array(navigation.state.forward.map { .string($0) }),
             "page": page(navigation.page),
         ]
     }
@@ -79,9 +96,7 @@ enum ProtocolEncoding {
             body["snapshot"] = page(snapshot)
         }
         body["navigation"] = result.navigation.map(navigation) ?? .null
-        if let failure = result.navigationFailure {
-            body["navigation_error"] = ["code": .string(failure.code.rawValue), "message": .string(failure.message)]
-        }
+        if let failure = result.navigationFailure { body["navigation_error"] = navigationError(failure) }
         return .object(body)
     }
 

@@ -108,6 +108,10 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         case .invalidValue: status = 422
         case .pageNotBound: status = 409
         case .invalidRequest: status = 400
+        case .entryRefused:
+            status = 403
+            details = ["unit": .string(error.unit ?? "")]
+        case .nothingForward: status = 409
         case .bindingFailed, .missingService:
             // A ViewModel or View failed: an internal error; the code is kept so operators can tell why.
             self.init(status: 500, code: "internal_error", message: "The page could not be built.", details: ["reason": .string(error.code.rawValue)])

@@ -18,6 +18,7 @@ struct InputRecordBytesTests {
         .action(unit: "login", name: "form.password", value: "p\u{7f}\"\\", clientRevision: 12),
         .action(unit: "main", name: "tap", value: .null, clientRevision: 0),
         .navigate(.back),
+        .navigate(.forward),
         .navigate(.open("settings", parameters: [:])),
         .navigate(.open("employees", parameters: ["id": "42", "sort": "name"])),
         .timer(0),

@@ -41,14 +41,15 @@ import Testing
         let navigation = try #require(back.navigation)
         #expect(navigation.kind == .back)
         #expect(navigation.unit == "main")
-        #expect(navigation.state == NavigationState(stack: ["main"], presented: nil))
+        #expect(navigation.state == NavigationState(stack: ["main"], presented: nil, forward: ["editor"]))
         #expect(navigation.page.view == ["user": "bob"])
         #expect(navigation.page.rev == 1)
         #expect(
             navigation.callbackPatch
                 == PagePatch(unit: "main", rev: 1, patch: JSONPatch([.replace(path: pointer("/user"), value: "bob")])))
         #expect(events.all.map(\.summary) == ["patch main 1", "navigation back main"])
-        #expect(session.pages.map(\.unit) == ["main"])
+        // The editor is kept for `forward`, not released.
+        #expect(session.pages.map(\.unit) == ["editor", "main"])
     }
 
     @Test func backWithoutACallbackLeavesThePageBelowUnchanged() throws {
@@ -68,7 +69,7 @@ import Testing
         #expect(session.navigation == NavigationState(stack: ["main", "about"], presented: "about"))
         let back = try session.navigate(.back)
         #expect(back.navigation?.kind == .back)
-        #expect(session.navigation == NavigationState(stack: ["main"], presented: nil))
+        #expect(session.navigation == NavigationState(stack: ["main"], presented: nil, forward: ["about"]))
     }
 
     @Test func clientBackOnASinglePageDoesNothing() throws {
@@ -89,7 +90,9 @@ import Testing
         #expect(popped.navigation?.kind == .back)
         #expect(popped.navigation?.page.unit == "main")
         #expect(popped.state.stack == ["main"])
-        #expect(session.pages.map(\.unit) == ["main"])
+        // The pages popped wait in the forward list, nearest first.
+        #expect(popped.state.forward == ["editor", "counter"])
+        #expect(session.pages.map(\.unit) == ["counter", "editor", "main"])
         let same = try session.navigate(.open("main"))
         #expect(same.navigation == nil)
         let unknown = #expect(throws: PageError.self) { try session.navigate(.open("nowhere")) }
