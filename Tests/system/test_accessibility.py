@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import time
 
 import pytest
@@ -601,3 +602,32 @@ def test_axe_is_injected_past_the_pages_csp_which_still_refuses_inline_script(to
     time.sleep(0.2)
     assert b.execute_script("return window.__inline === undefined")
     assert any("Content Security Policy" in m for m in console_errors(b)), "the page has no CSP to test against"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_the_outage_banner_is_announced_and_passes_axe_with_readable_contrast(start_server, dark):
+    """The server dies under the counters page: the banner that says so is a polite status region, axe finds
+    nothing wrong with the page in that state, and its text contrasts 4.5:1 with its background."""
+    server = start_server()
+    browser = open_chromium(DESKTOP, dark=dark)
+    try:
+        browser.get(f"http://127.0.0.1:{server.port}/counters")
+        wait_for_unit(browser, "counters")
+        wait_for(browser, lambda b: "Row 1" in b.find_element(By.ID, "page").text)
+        server.stop(signal.SIGKILL)
+        banner = browser.find_element(By.ID, "connection")
+        wait_for(browser, lambda b: banner.get_attribute("data-state") == "reconnecting" and banner.is_displayed())
+        browser.find_elements(By.CSS_SELECTOR, '#page button[data-action="increment"]')[0].click()
+        wait_for(browser, lambda b: banner.get_attribute("data-state") == "pending")
+        assert banner.get_attribute("role") == "status" and banner.get_attribute("aria-live") == "polite"
+        shoot(browser, f"a11y-{'dark' if dark else 'light'}-outage-banner")
+        violations = Tour(browser, "", "", False).run_axe()
+        assert violations == [], report(violations)
+        colours = browser.execute_script(
+            "const s = getComputedStyle(arguments[0]);"
+            "const parse = (c) => c.match(/[\\d.]+/g).map(Number);"
+            "return [parse(s.color), parse(s.backgroundColor)];", banner)
+        ratio = contrast(colours[0], colours[1])
+        assert ratio >= 4.5, f"banner text {hex_of(colours[0])} on {hex_of(colours[1])}: {ratio:.2f}:1"
+    finally:
+        browser.quit()
