@@ -10,7 +10,7 @@ pip_packages=()
 case "$purpose" in
   run) ;;
   test)
-    apt_packages+=(curl chromium chromium-driver debootstrap)
+    apt_packages+=(curl chromium chromium-driver debootstrap nginx)
     # schemathesis is pinned: its command line changes between major versions (scripts/check-api-schema.sh).
     # axe-core for Tests/system/test_accessibility.py: axe-selenium-python bundles axe-core 3.1, which predates
     # the WCAG 2.1/2.2 rules; its fork selenium-axe-python bundles axe-core 4.x (the test uses the newer one).

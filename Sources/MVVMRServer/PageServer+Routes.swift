@@ -147,6 +147,9 @@ extension PageServer {
         return nil
     }
 
+    /// The `retry:` an event stream starts with: 1,000 to 2,999 ms, drawn for each stream (jitter).
+    static func streamRetryMilliseconds() -> Int { 1_000 + Int.random(in: 0..<2_000) }
+
     /// The session id an event stream is opened for: `X-Session-ID`, else the `session` query parameter (a
     /// browser's `EventSource` cannot set headers, and a client that keeps one session per tab cannot use the
     /// cookie, which every tab shares), else the cookie. The query parameter is never logged: request logs carry
@@ -579,7 +582,9 @@ extension PageServer {
             throw .tooManyStreams(scope: "address", limit: streamsPerAddress.limit)
         }
         let stream = EventStream(bufferLimit: 1 << 20)
-        stream.send(bytes: Array("retry: 2000\n\n".utf8))
+        // A reconnect delay of 1 to 3 s, different for each stream: when a node dies, its streams' clients do not
+        // all come back to the next node in the same instant.
+        stream.send(bytes: Array("retry: \(Self.streamRetryMilliseconds())\n\n".utf8))
         switch session.attach(stream, lastEventID: lastEventID) {
         case .attached: break
         case .expired:

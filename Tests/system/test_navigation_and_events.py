@@ -227,3 +227,23 @@ def test_patches_replayed_with_python_jsonpatch_give_the_final_view(shared_serve
         from_responses, final = replay_everything(shared_server, unit, actions, wait_for_events=0.3)
         if unit not in ("dashboard", "counters"):
             assert from_responses["view"] == final["view"], unit
+
+
+def test_each_stream_asks_for_its_own_reconnect_delay_so_clients_do_not_return_at_once(shared_server):
+    """`retry:` is drawn per stream from 1–3 s: a dead node's clients spread their reconnects to the next one."""
+    import re
+    import socket
+
+    session = shared_server.new_session({})["session"]
+    delays = []
+    for _ in range(8):
+        with socket.create_connection(("127.0.0.1", shared_server.port), timeout=5) as connection:
+            connection.sendall(f"GET /api/events HTTP/1.1\r\nHost: x\r\nX-Session-ID: {session}\r\n\r\n".encode())
+            received = b""
+            while not re.search(rb"retry: (\d+)\n\n", received):
+                chunk = connection.recv(4096)
+                assert chunk, received
+                received += chunk
+            delays.append(int(re.search(rb"retry: (\d+)\n\n", received).group(1)))
+    assert all(1000 <= delay <= 2999 for delay in delays), delays
+    assert len(set(delays)) >= 4, delays
