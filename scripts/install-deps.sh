@@ -14,7 +14,7 @@ case "$purpose" in
     # schemathesis is pinned: its command line changes between major versions (scripts/check-api-schema.sh).
     # axe-core for Tests/system/test_accessibility.py: axe-selenium-python bundles axe-core 3.1, which predates
     # the WCAG 2.1/2.2 rules; its fork selenium-axe-python bundles axe-core 4.x (the test uses the newer one).
-    pip_packages+=(pytest jsonpatch openapi-spec-validator selenium schemathesis==4.32.5 axe-selenium-python selenium-axe-python)
+    pip_packages+=(pytest pyyaml jsonpatch openapi-spec-validator selenium schemathesis==4.32.5 axe-selenium-python selenium-axe-python)
     ;;
   bench)
     apt_packages+=(curl wrk valgrind gcc)  # gcc builds the C reference server (Benchmarks/c-server)
