@@ -2,19 +2,13 @@
 template and the NATS configuration read, and the NATS configuration, run as three real nats-servers on loopback
 ports exactly as the compose file runs it, forms one JetStream cluster. (No container engine here: the compose
 file itself is checked by reading it; the nginx template runs in test_load_balancer.py.)"""
-import json
 import os
 import re
-import shutil
-import subprocess
-import tempfile
-import time
-import urllib.request
 
-import pytest
 import yaml
 
-from conftest import ROOT, free_port
+from clustering import NatsCluster
+from conftest import ROOT
 
 DEPLOY = os.path.join(ROOT, "deploy")
 NATS_CONFIG = os.path.join(DEPLOY, "nats", "nats-server.conf")
@@ -56,57 +50,14 @@ def test_compose_gives_every_variable_the_configurations_read():
 
 
 def test_the_nats_configuration_forms_a_three_server_jetstream_cluster():
-    if not shutil.which("nats-server"):
-        pytest.fail("nats-server is not installed: scripts/install-deps.sh test installs it")
-    scratch = tempfile.mkdtemp(prefix="mvvmr-nats-")
-    cluster_ports = [free_port() for _ in range(3)]
-    monitor_ports = [free_port() for _ in range(3)]
-    servers = []
+    cluster = NatsCluster()
     try:
-        for index in range(3):
-            environment = dict(os.environ, NATS_SERVER_NAME=f"nats{index + 1}", NATS_HOST="127.0.0.1",
-                               NATS_CLIENT_PORT=str(free_port()), NATS_CLUSTER_PORT=str(cluster_ports[index]),
-                               NATS_STORE_DIR=os.path.join(scratch, f"nats{index + 1}"))
-            for route, port in enumerate(cluster_ports, start=1):
-                environment[f"NATS_ROUTE_{route}"] = f"nats-route://127.0.0.1:{port}"
-            servers.append(subprocess.Popen(
-                ["nats-server", "-c", NATS_CONFIG, "-m", str(monitor_ports[index])], env=environment,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        def view(port):
-            """(server name, its view of the JetStream meta cluster), or None while it is not up."""
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/varz", timeout=1) as answer:
-                    name = json.load(answer)["server_name"]
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/jsz", timeout=1) as answer:
-                    return name, json.load(answer).get("meta_cluster", {})
-            except OSError:
-                return None
-
-        def formed(views):
-            if None in views:
-                return False
-            leaders = {cluster.get("leader") for _, cluster in views}
-            if len(leaders) != 1 or None in leaders:
-                return False
-            leader = next(cluster for name, cluster in views if name == cluster.get("leader"))
-            return len(leader.get("replicas", [])) == 2 and all(peer.get("current") for peer in leader["replicas"])
-
-        deadline = time.time() + 20
-        views = []
-        while time.time() < deadline:
-            views = [view(port) for port in monitor_ports]
-            if formed(views):
-                break
-            time.sleep(0.2)
-        assert formed(views), views
+        views = cluster.wait_formed(timeout=20)
         assert {name for name, _ in views} == {"nats1", "nats2", "nats3"}
-        assert all(cluster.get("name") == "mvvmr" and cluster.get("cluster_size") == 3 for _, cluster in views), views
+        assert all(meta.get("name") == "mvvmr" and meta.get("cluster_size") == 3 for _, meta in views), views
+        # One server down: the other two still agree on a leader (JetStream keeps a quorum of two).
+        cluster.kill(0)
+        survivors = cluster.wait_formed(timeout=20)
+        assert {name for name, _ in survivors} == {"nats2", "nats3"}
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-        shutil.rmtree(scratch, ignore_errors=True)
+        cluster.stop()
