@@ -5,12 +5,14 @@
 set -euo pipefail
 
 purpose="${1:-run}"
-apt_packages=(libmicrohttpd-dev libsqlite3-dev pkg-config)
+# libnats-dev: the NATS JetStream session store (SESSION_STORE=nats://…); the demo links it.
+apt_packages=(libmicrohttpd-dev libsqlite3-dev libnats-dev pkg-config)
 pip_packages=()
 case "$purpose" in
   run) ;;
   test)
-    apt_packages+=(curl chromium chromium-driver debootstrap)
+    # nats-server: the JetStream store's tests start one of their own on a free loopback port.
+    apt_packages+=(curl chromium chromium-driver debootstrap nats-server)
     # schemathesis is pinned: its command line changes between major versions (scripts/check-api-schema.sh).
     # axe-core for Tests/system/test_accessibility.py: axe-selenium-python bundles axe-core 3.1, which predates
     # the WCAG 2.1/2.2 rules; its fork selenium-axe-python bundles axe-core 4.x (the test uses the newer one).
