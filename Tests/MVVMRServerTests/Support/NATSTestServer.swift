@@ -20,7 +20,11 @@ final class NATSTestServer: Sendable {
         do {
             let server = try NATSTestServer()
             sharedProcess.withLock { $0 = server }
-            atexit { NATSTestServer.sharedProcess.withLock { $0 }?.stop() }
+            atexit {
+                guard let server = NATSTestServer.sharedProcess.withLock({ $0 }) else { return }
+                server.stop()
+                server.directory.remove()
+            }
             return server
         } catch {
             Issue.record("cannot start nats-server: \(error)")
