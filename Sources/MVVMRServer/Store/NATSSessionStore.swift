@@ -249,7 +249,11 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     private static func advance(_ session: String, in state: inout State, work: inout [Work]) {
         guard var chain = state.chains[session], !chain.busy else { return }
         defer {
-            if !chain.busy && chain.waiting.isEmpty && state.chains.count > NATSSessionStore.maxTrackedSessions {
+            // An idle session whose fence says nothing worth keeping (not known, or no such session) is forgotten, and so
+            // is any idle one past the bound: its fence is read from the stream again when it is next written.
+            if !chain.busy && chain.waiting.isEmpty
+                && (!(chain.fence?.exists ?? false) || state.chains.count > NATSSessionStore.maxTrackedSessions)
+            {
                 state.chains[session] = nil
             } else {
                 state.chains[session] = chain
@@ -466,14 +470,20 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         return try NATSLogFormat.fence(after: last)
     }
 
+    /// A completion to run, with its outcome.
+    private struct DueCompletion {
+        let completion: @Sendable (Result<Void, SessionStoreError>) -> Void
+        let outcome: Result<Void, SessionStoreError>
+    }
+
     /// Runs the completions now due, in queue order, on this thread: one thread at a time runs them.
     private func deliverCompletions() {
         while true {
-            let due: [PendingAppend] = state.withLock { state in
+            let due: [DueCompletion] = state.withLock { state in
                 guard state.delivering == nil else { return [] }
-                var due: [PendingAppend] = []
-                while state.head < state.queue.count, state.queue[state.head].outcome != nil {
-                    due.append(state.queue[state.head])
+                var due: [DueCompletion] = []
+                while state.head < state.queue.count, let outcome = state.queue[state.head].outcome {
+                    due.append(DueCompletion(completion: state.queue[state.head].completion, outcome: outcome))
                     state.head += 1
                 }
                 if state.head > 1_024 && state.head * 2 > state.queue.count {
@@ -484,9 +494,7 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                 return due
             }
             if due.isEmpty { return }
-            for pending in due {
-                pending.completion(pending.outcome ?? .failure(SessionStoreError(.unavailable, "no outcome")))
-            }
+            for entry in due { entry.completion(entry.outcome) }
             state.withLock { state in
                 state.delivering = nil
                 state.delivered += due.count
