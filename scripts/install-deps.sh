@@ -19,7 +19,8 @@ case "$purpose" in
     pip_packages+=(pytest jsonpatch openapi-spec-validator selenium schemathesis==4.32.5 axe-selenium-python selenium-axe-python)
     ;;
   bench)
-    apt_packages+=(curl wrk valgrind gcc)  # gcc builds the C reference server (Benchmarks/c-server)
+    # gcc builds the C reference server (Benchmarks/c-server); nats-server serves the action-nats section.
+    apt_packages+=(curl wrk valgrind gcc nats-server)
     pip_packages+=(jsonpatch)
     ;;
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
