@@ -151,6 +151,24 @@ import Testing
         }
     }
 
+    @Test func sessionStoresOpensTheJetStreamStoreOfANATSURL() throws {
+        let server = try #require(NATSTestServer.shared)
+        var configuration = ServerConfiguration()
+        configuration.sessionStore = server.url
+        configuration.natsReplicas = 1
+        let store = try SessionStores.open(configuration)
+        defer { store.close() }
+        let nats = try #require(store as? NATSSessionStore)
+        #expect(nats.configuration.name == "MVVMR")
+        #expect(nats.configuration.activityTimeToLiveSeconds == 3_600, "twice SESSION_TTL_SECONDS (1800)")
+        #expect(store.isAvailable)
+        configuration.sessionDurability = .machine
+        #expect(throws: SessionStoreError.self, "JetStream decides when it syncs") { _ = try SessionStores.open(configuration) }
+        configuration.sessionDurability = .process
+        configuration.sessionStore = "nats://127.0.0.1:1"
+        #expect(throws: SessionStoreError.self, "nothing listens there") { _ = try SessionStores.open(configuration) }
+    }
+
     @Test func serverListsAreParsed() {
         #expect(NATSSessionStore.servers(in: "nats://127.0.0.1:4222") == ["nats://127.0.0.1:4222"])
         #expect(

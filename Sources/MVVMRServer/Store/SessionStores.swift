@@ -7,11 +7,19 @@ public enum SessionStores {
     /// expiry finds them first).
     /// - Parameter configuration: the server's settings.
     /// - Throws: ``SessionStoreError`` when the file cannot be opened or is not a session store, or no NATS server
-    ///   can be reached.
+    ///   can be reached, or NATS is asked for `machine` durability (JetStream's servers decide when they sync).
     public static func open(_ configuration: ServerConfiguration) throws(SessionStoreError) -> any SessionStore {
         let name = configuration.sessionStore
         if name == "memory" { return TransientSessionStore() }
         if let servers = NATSSessionStore.servers(in: name) {
+            guard configuration.sessionDurability == .process else {
+                // This node cannot make JetStream sync: the servers' own settings decide (nats-server syncs its file
+                // store every two minutes by default), so promising `machine` would be untrue.
+                throw SessionStoreError(
+                    .unavailable,
+                    "SESSION_DURABILITY=machine is not available with NATS: JetStream's servers decide when they sync "
+                        + "(run several with NATS_REPLICAS=3 to survive the loss of one)")
+            }
             var settings = NATSSessionStore.Settings(servers: servers)
             settings.replicas = configuration.natsReplicas
             settings.activityTimeToLiveSeconds = max(3_600, 2 * Int64(configuration.sessionTimeToLiveSeconds))
