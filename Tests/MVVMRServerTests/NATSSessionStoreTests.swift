@@ -164,9 +164,23 @@ import Testing
         #expect(store.isAvailable)
         configuration.sessionDurability = .machine
         #expect(throws: SessionStoreError.self, "JetStream decides when it syncs") { _ = try SessionStores.open(configuration) }
-        configuration.sessionDurability = .process
-        configuration.sessionStore = "nats://127.0.0.1:1"
-        #expect(throws: SessionStoreError.self, "nothing listens there") { _ = try SessionStores.open(configuration) }
+    }
+
+    @Test func aStoreOpenedWhileNATSIsDownWorksOnceItIsUp() throws {
+        let server = try NATSTestServer()
+        server.stop()
+        let store = try NATSSessionStore(natsSettings(server, waitMilliseconds: 1_000))
+        defer { store.close() }
+        #expect(!store.isAvailable)
+        #expect(failureKind(appendWaiting(record("a", 1), to: store)) == .unavailable)
+        #expect(storeError { () throws(SessionStoreError) in _ = try store.load("a") }?.kind == .unavailable)
+        #expect(storeError { () throws(SessionStoreError) in try store.delete("a") }?.kind == .unavailable)
+
+        try server.start()
+        #expect(waitUntil(seconds: 15) { store.isAvailable }, "it connects, and makes the stream and the bucket")
+        #expect(failureKind(appendWaiting(record("a", 1), to: store)) == nil)
+        #expect(try store.load("a")?.records.map(\.number) == [1])
+        #expect(try store.sessionCount() == 1)
     }
 
     @Test func serverListsAreParsed() {

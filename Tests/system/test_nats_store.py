@@ -2,7 +2,7 @@
 continues on another one, two nodes on one NATS never both accept an input of one session (the loser's action is
 refused with 503 store_unavailable and its next request restores the session from the store),
 and with NATS down actions answer 503 store_unavailable, /readyz says so, untouched live pages still read, and
-everything works again by itself once NATS is back.
+everything works again by itself once NATS is back (a node started while NATS is down included).
 
 Each test starts its own nats-server (JetStream, a temporary store directory) on a free loopback port, and stops it."""
 import os
@@ -169,3 +169,18 @@ def test_with_nats_down_actions_are_refused_readyz_says_so_and_all_recovers(star
     assert view["rev"] == 2
     assert increment(server, reading, 5).status == 200
     assert counts(page(server, reading))[5] == 2
+
+
+def test_a_node_started_while_nats_is_down_is_not_ready_until_nats_is_up(start_server, nats):
+    nats.stop()
+    server = start_server({"SESSION_STORE": nats.url})
+    assert server.request("GET", "/healthz").status == 200
+    ready = server.request("GET", "/readyz")
+    assert ready.status == 503 and ready.json() == {"status": "store_unavailable"}
+    assert_store_unavailable(server.request("POST", "/api/sessions", body={"unit": "counters"}))
+
+    nats.start()
+    assert poll(lambda: server.request("GET", "/readyz").status == 200), "readyz did not turn 200"
+    session = server.new_session({"unit": "counters"})["session"]
+    assert increment(server, session, 1).status == 200
+    assert counts(page(server, session))[1] == 1

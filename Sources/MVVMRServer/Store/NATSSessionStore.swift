@@ -180,12 +180,15 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     public var isAvailable: Bool {
         guard enter() else { return false }
         defer { leave() }
-        return client.isConnected
+        return client.isReady
     }
 
-    /// Connects to NATS and makes the stream and the bucket when missing.
+    /// Connects to NATS and makes the stream and the bucket when missing. When no server can be reached yet, the store
+    /// opens anyway: it keeps trying, answers `unavailable` meanwhile (``isAvailable`` is false), and makes the stream
+    /// and the bucket once connected.
     /// - Parameter settings: the servers and the layout.
-    /// - Throws: `unavailable` when no server can be reached, or JetStream refuses the stream or the bucket.
+    /// - Throws: `unavailable` when the settings are unusable, or a server reached refuses the stream or the bucket
+    ///   (JetStream not enabled, say).
     public init(_ settings: Settings) throws(SessionStoreError) {
         guard !settings.servers.isEmpty else { throw SessionStoreError(.unavailable, "no NATS server given") }
         guard !settings.name.isEmpty, settings.name.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) })

@@ -71,6 +71,11 @@ final class NATSClient: @unchecked Sendable {
     let bucketStreamName: String
     /// How long a publish or a request waits for its answer, in milliseconds.
     let waitMilliseconds: Int64
+    private let subjects: String
+    private let replicas: Int
+    private let bucketTimeToLiveSeconds: Int64
+    /// Whether the stream and the bucket are made (and `bucket` set): once, on the first call while connected.
+    private let setUp = Locked(false)
 
     /// Connects to `servers` (reconnecting forever after a loss), and makes the log stream and the bucket when missing.
     /// - Parameters:
@@ -111,7 +116,17 @@ final class NATSClient: @unchecked Sendable {
         natsOptions_SetPingInterval(options, 10_000)
         natsOptions_SetMaxPingsOut(options, 2)
         natsOptions_SetName(options, "mvvmr-session-store")
-        try Self.check(natsConnection_Connect(&connection, options), "cannot connect to NATS at \(servers.joined(separator: ","))")
+        // A node that starts while NATS is down starts anyway: nats.c goes on trying in the background (with the
+        // reconnect settings above), the store answers `unavailable` meanwhile, and the stream and the bucket are
+        // made on the first call once connected.
+        natsOptions_SetRetryOnFailedConnect(options, true, natsConnected, nil)
+        let connected = natsConnection_Connect(&connection, options)
+        guard connected == NATS_OK || connected == NATS_NOT_YET_CONNECTED else {
+            throw Self.failure(connected, nil, "cannot connect to NATS at \(servers.joined(separator: ","))")
+        }
+        self.subjects = subjects
+        self.replicas = replicas
+        self.bucketTimeToLiveSeconds = bucketTimeToLiveSeconds
         do throws(SessionStoreError) {
             var jsOptions = jsOptions()
             jsOptions_Init(&jsOptions)
@@ -121,8 +136,8 @@ final class NATSClient: @unchecked Sendable {
             jsOptions.PublishAsync.AckHandler = natsAckHandler
             jsOptions.PublishAsync.AckHandlerClosure = Unmanaged.passRetained(router).toOpaque()
             try Self.check(natsConnection_JetStream(&jetStream, connection, &jsOptions), "cannot open JetStream")
-            try makeStream(subjects: subjects, replicas: replicas)
-            try makeBucket(replicas: replicas, timeToLiveSeconds: bucketTimeToLiveSeconds)
+            // Connected: make them now, so that a server without JetStream (or refusing the stream) fails the start.
+            if isConnected { try ensureReady() }
         } catch {
             close()
             throw error
@@ -137,6 +152,29 @@ final class NATSClient: @unchecked Sendable {
     var isConnected: Bool {
         guard let connection else { return false }
         return natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
+    }
+
+    /// Whether the connection is up and the stream and the bucket are there (made now when they are not yet).
+    var isReady: Bool {
+        guard isConnected else { return false }
+        do throws(SessionStoreError) {
+            try ensureReady()
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Makes the stream and the bucket unless made already; throws `unavailable` while not connected. Every call
+    /// that uses JetStream goes through it (a check of a flag once they are made).
+    func ensureReady() throws(SessionStoreError) {
+        try setUp.withLock { (done: inout Bool) throws(SessionStoreError) in
+            if done { return }
+            guard isConnected else { throw SessionStoreError(.unavailable, "NATS is not connected") }
+            try makeStream(subjects: subjects, replicas: replicas)
+            try makeBucket(replicas: replicas, timeToLiveSeconds: bucketTimeToLiveSeconds)
+            done = true
+        }
     }
 
     /// Closes the connection and frees the handles. Once only; no other call may run meanwhile or later.
@@ -218,6 +256,12 @@ final class NATSClient: @unchecked Sendable {
     /// receiver with the message's address. On success the library owns the message; on failure (thrown) it is
     /// destroyed here and no acknowledgement comes.
     func publishAsync(_ message: OpaquePointer, expecting expectation: NATSExpectation?) throws(SessionStoreError) {
+        do throws(SessionStoreError) {
+            try ensureReady()
+        } catch {
+            natsMsg_Destroy(message)
+            throw error
+        }
         var options = publishOptions(expectation)
         var owned: OpaquePointer? = message
         let status = js_PublishMsgAsync(jetStream, &owned, &options)
@@ -228,6 +272,7 @@ final class NATSClient: @unchecked Sendable {
     /// Publishes `message` and waits for its acknowledgement; returns its stream sequence. Destroys the message.
     func publish(_ message: OpaquePointer, expecting expectation: NATSExpectation?) throws(SessionStoreError) -> UInt64 {
         defer { natsMsg_Destroy(message) }
+        try ensureReady()
         var options = publishOptions(expectation)
         var ack: UnsafeMutablePointer<jsPubAck>?
         var code = jsErrCode(0)
@@ -255,6 +300,7 @@ final class NATSClient: @unchecked Sendable {
 
     /// The last message on `subject` in the log stream, or nil when the subject has none.
     func lastMessage(on subject: String) throws(SessionStoreError) -> NATSStreamMessage? {
+        try ensureReady()
         var options = jsDirectGetMsgOptions()
         jsDirectGetMsgOptions_Init(&options)
         var message: OpaquePointer?
@@ -273,6 +319,7 @@ final class NATSClient: @unchecked Sendable {
     /// Every message on `filter` in `stream`, in stream order, read with an ordered consumer: up to the one at
     /// sequence `last` when given, else until the consumer has none pending.
     func messages(in stream: String, on filter: String, through last: UInt64?) throws(SessionStoreError) -> [NATSStreamMessage] {
+        try ensureReady()
         var subscription: OpaquePointer?
         var options = jsSubOptions()
         jsSubOptions_Init(&options)
@@ -320,6 +367,7 @@ final class NATSClient: @unchecked Sendable {
 
     /// How many messages `stream` holds.
     func messageCount(of stream: String) throws(SessionStoreError) -> UInt64 {
+        try ensureReady()
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(0)
         let status = js_GetStreamInfo(&info, jetStream, stream, nil, &code)
@@ -330,6 +378,7 @@ final class NATSClient: @unchecked Sendable {
 
     /// Removes the messages on `subject` from `stream`, those before sequence `before` only when given.
     func purge(_ stream: String, subject: String, before: UInt64? = nil) throws(SessionStoreError) {
+        try ensureReady()
         var options = jsOptions()
         jsOptions_Init(&options)
         var code = jsErrCode(0)
@@ -345,6 +394,7 @@ final class NATSClient: @unchecked Sendable {
 
     /// The value of `key` and its revision, or nil when the bucket has no such key.
     func value(of key: String) throws(SessionStoreError) -> (value: [UInt8], revision: UInt64)? {
+        try ensureReady()
         var entry: OpaquePointer?
         let status = kvStore_Get(&entry, bucket, key)
         defer { kvEntry_Destroy(entry) }
@@ -360,6 +410,7 @@ final class NATSClient: @unchecked Sendable {
 
     /// Sets `key` to `value` if its revision is still `revision` (compare-and-set); false when it is not.
     func update(_ key: String, to value: [UInt8], ifRevision revision: UInt64) throws(SessionStoreError) -> Bool {
+        try ensureReady()
         var newRevision: UInt64 = 0
         let status: natsStatus = value.withUnsafeBytes { bytes in
             kvStore_Update(&newRevision, bucket, key, bytes.baseAddress, Int32(bytes.count), revision)
@@ -410,6 +461,10 @@ final class NATSClient: @unchecked Sendable {
         return SessionStoreError(.unavailable, "\(doing): \(words)")
     }
 }
+
+/// Told by nats.c when a connection that could not be made at first is made (the store needs nothing then: the stream
+/// and the bucket are made on its next call).
+private let natsConnected: natsConnectionHandler = { _, _ in }
 
 /// nats.c's handler of asynchronous publishes' acknowledgements (see ``NATSAckRouter``).
 private let natsAckHandler: jsPubAckHandler = { _, message, ack, failure, closure in
