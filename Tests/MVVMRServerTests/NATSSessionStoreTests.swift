@@ -5,7 +5,9 @@ import Testing
 @testable import MVVMRServer
 
 /// What the JetStream store does beyond the shared suite: the fence between nodes, restoring on another node, outages.
-@Suite struct NATSSessionStoreTests {
+/// One test at a time: several start nats-servers of their own, which would otherwise load the machine beside the
+/// timing-sensitive tests of other suites all at once.
+@Suite(.serialized) struct NATSSessionStoreTests {
     @Test func twoNodesNeverBothAcceptARecordNumber() throws {
         let server = try #require(NATSTestServer.shared)
         let settings = natsSettings(server)
