@@ -185,6 +185,24 @@ import Testing
         #expect(try store.sessionCount() == 1)
     }
 
+    @Test func idsThatAreNoSubjectTokensWorkEverywhere() throws {
+        let server = try #require(NATSTestServer.shared)
+        let store = try NATSSessionStore(natsSettings(server))
+        defer { store.close() }
+        let ids = ["sessión 😀", "a.b", "*", ">", "=x", ""]
+        for (index, id) in ids.enumerated() {
+            #expect(failureKind(appendWaiting(record(id, 1), to: store, lastActive: 100 + Int64(index))) == nil, "\(id)")
+        }
+        try store.touch("a.b", at: 5)
+        #expect(try store.sessions(lastActiveBefore: 1_000, limit: 10) == ["a.b", "sessión 😀", "*", ">", "=x", ""])
+        try store.removeRecords([1], of: "*")
+        #expect(try store.load("*") == StoredSession(snapshot: nil, records: []))
+        #expect(try store.load(">")?.records == [record(">", 1)], "a wildcard id reads its own subject only")
+        try store.delete(">")
+        #expect(try store.load(">") == nil)
+        #expect(try store.sessionCount() == ids.count - 1)
+    }
+
     @Test func serverListsAreParsed() {
         #expect(NATSSessionStore.servers(in: "nats://127.0.0.1:4222") == ["nats://127.0.0.1:4222"])
         #expect(
