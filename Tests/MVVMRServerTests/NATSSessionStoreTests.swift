@@ -80,6 +80,45 @@ import Testing
         #expect(winners.count + refusals.withLock { $0 } <= 160)
     }
 
+    @Test func aLoadWhileAnotherNodeCompactsSeesAWholeLog() throws {
+        let server = try #require(NATSTestServer.shared)
+        let settings = natsSettings(server)
+        let writer = try NATSSessionStore(settings)
+        let reader = try NATSSessionStore(settings)
+        defer {
+            writer.close()
+            reader.close()
+        }
+        appendWaiting(record("c", 1), to: writer)
+        let done = Locked(false)
+        let loads = Locked(0)
+        onThreads(2) { index in
+            if index == 0 {
+                defer { done.withLock { $0 = true } }
+                for number in 2...150 {
+                    appendWaiting(record("c", number), to: writer)
+                    // A snapshot a few records behind the last, as the server takes them, purging what it stands for.
+                    if number % 7 == 0 {
+                        try? writer.saveSnapshot(StoredSnapshot(number: number - 2, body: Array("{\"n\":\(number - 2)}".utf8)), of: "c")
+                    }
+                }
+            } else {
+                while !done.withLock({ $0 }) {
+                    guard let loaded = try? reader.load("c") else { continue }
+                    loads.withLock { $0 += 1 }
+                    let first = (loaded.snapshot?.number ?? 0) + 1
+                    #expect(loaded.records.map(\.number) == Array(first..<(first + loaded.records.count)), "a whole log")
+                    if let snapshot = loaded.snapshot {
+                        #expect(snapshot.body == Array("{\"n\":\(snapshot.number)}".utf8))
+                    }
+                }
+            }
+        }
+        #expect(loads.withLock { $0 } > 0)
+        let final = try #require(try reader.load("c"))
+        #expect(final.lastNumber == 150)
+    }
+
     @Test func anotherNodeRestoresEverythingAcknowledged() throws {
         let server = try #require(NATSTestServer.shared)
         let settings = natsSettings(server)

@@ -591,21 +591,39 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     public func load(_ session: String) throws(SessionStoreError) -> StoredSession? {
         try withClient { () throws(SessionStoreError) -> StoredSession? in
             let subject = logSubject(session)
-            guard let last = try client.lastMessage(on: subject) else {
-                noteFence(.absent, of: session)
-                return nil
-            }
-            var fence = try NATSLogFormat.fence(after: last)
-            let messages = try client.messages(in: client.streamName, on: subject, through: last.sequence)
-            let stored = try NATSLogFormat.session(session, from: messages)
-            for message in messages.suffix(NATSFence.recentLimit) where message.headers[NATSLogFormat.kind] == "record" {
-                if let number = message.headers[NATSLogFormat.number].flatMap({ Int($0) }), number > fence.floor {
-                    fence.noteRecord(number, at: message.sequence)
+            // Another node's snapshot (or deletion) may purge what is being read: then read again, from its last message.
+            for _ in 0..<Self.loadAttempts {
+                guard let last = try client.lastMessage(on: subject) else {
+                    noteFence(.absent, of: session)
+                    return nil
                 }
+                let messages = try client.messages(in: client.streamName, on: subject, through: last.sequence)
+                guard messages.last?.sequence == last.sequence,
+                    let stored = try self.session(session, from: messages, last: last)
+                else { continue }
+                return stored
             }
-            noteFence(fence, of: session)
-            return stored
+            throw SessionStoreError(.unavailable, "the log of session \(session) kept changing while it was read")
         }
+    }
+
+    /// How many times `load` reads a log that changes while it is read.
+    static let loadAttempts = 5
+
+    /// The session `messages` (its subject's, up to `last`) make, and this node's fence taken from them; nil when they
+    /// are not the whole log (read again).
+    private func session(_ session: String, from messages: [NATSStreamMessage], last: NATSStreamMessage) throws(SessionStoreError)
+        -> StoredSession?
+    {
+        var fence = try NATSLogFormat.fence(after: last)
+        guard let stored = try NATSLogFormat.session(session, from: messages, through: fence) else { return nil }
+        for message in messages.suffix(NATSFence.recentLimit) where message.headers[NATSLogFormat.kind] == "record" {
+            if let number = message.headers[NATSLogFormat.number].flatMap({ Int($0) }), number > fence.floor {
+                fence.noteRecord(number, at: message.sequence)
+            }
+        }
+        noteFence(fence, of: session)
+        return stored
     }
 
     /// Takes a fence read from the stream as this node's when no step of the session is under way or queued.

@@ -317,7 +317,8 @@ final class NATSClient: @unchecked Sendable {
     }
 
     /// Every message on `filter` in `stream`, in stream order, read with an ordered consumer: up to the one at
-    /// sequence `last` when given, else until the consumer has none pending.
+    /// sequence `last` when given, else until the consumer has none pending. (When the messages up to `last` change
+    /// meanwhile, the last one returned is not at `last`.)
     func messages(in stream: String, on filter: String, through last: UInt64?) throws(SessionStoreError) -> [NATSStreamMessage] {
         try ensureReady()
         var subscription: OpaquePointer?
@@ -357,10 +358,12 @@ final class NATSClient: @unchecked Sendable {
             let sequence = metadata.pointee.Sequence.Stream
             let pending = metadata.pointee.NumPending
             jsMsgMetaData_Destroy(metadata)
+            // Past `last`, or nothing more to come before it: the message at `last` is gone (purged by a snapshot or a
+            // deletion while this read), and the caller, seeing its last message is not at `last`, reads again.
             if let last, sequence > last { break }
             read.append(Self.streamMessage(message, sequence: sequence))
             if let last, sequence >= last { break }
-            if last == nil, pending == 0 { break }
+            if pending == 0 { break }
         }
         return read
     }

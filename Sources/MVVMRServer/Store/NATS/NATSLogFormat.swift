@@ -107,16 +107,22 @@ enum NATSLogFormat {
     }
 
     /// The session a subject's messages make, in stream order: the latest snapshot, and the records after it that no
-    /// later `remove` took away.
-    static func session(_ id: String, from messages: [NATSStreamMessage]) throws(SessionStoreError) -> StoredSession {
+    /// later `remove` took away. Nil when the messages are not the whole log up to the fence `through` stands for
+    /// (another node's snapshot purged some while they were read): every record after the snapshot in force is a
+    /// message of its own, removed or not, so each number from the snapshot's to the fence's last must be there.
+    static func session(_ id: String, from messages: [NATSStreamMessage], through fence: NATSFence) throws(SessionStoreError)
+        -> StoredSession?
+    {
         var snapshot: StoredSnapshot?
         var records: [StoredRecord] = []
+        var seen = Set<Int>()
         for message in messages {
             guard let number = message.headers[Self.number].flatMap({ Int($0) }) else {
                 throw SessionStoreError(.unavailable, "a message of \(message.subject) without the store's headers")
             }
             switch message.headers[Self.kind] {
             case "record":
+                seen.insert(number)
                 if number > (snapshot?.number ?? 0) {
                     records.append(StoredRecord(session: id, number: number, body: message.body))
                 }
@@ -129,6 +135,10 @@ enum NATSLogFormat {
             default:
                 throw SessionStoreError(.unavailable, "a message of \(message.subject) of an unknown kind")
             }
+        }
+        let floor = snapshot?.number ?? 0
+        guard floor == fence.floor, floor >= fence.lastNumber || (floor + 1...fence.lastNumber).allSatisfy(seen.contains) else {
+            return nil
         }
         return StoredSession(snapshot: snapshot, records: records)
     }
