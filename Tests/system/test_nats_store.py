@@ -177,6 +177,9 @@ def test_a_node_started_while_nats_is_down_is_not_ready_until_nats_is_up(start_s
     assert server.request("GET", "/healthz").status == 200
     ready = server.request("GET", "/readyz")
     assert ready.status == 503 and ready.json() == {"status": "store_unavailable"}
+    document = server.request("GET", "/api/openapi.json").json()
+    assert "503" in document["paths"]["/readyz"]["get"]["responses"]
+    assert "store_unavailable" in document["components"]["schemas"]["Status"]["properties"]["status"]["enum"]
     assert_store_unavailable(server.request("POST", "/api/sessions", body={"unit": "counters"}))
 
     nats.start()
