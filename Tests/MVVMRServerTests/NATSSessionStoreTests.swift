@@ -242,6 +242,19 @@ import Testing
         #expect(try store.sessionCount() == ids.count - 1)
     }
 
+    @Test func theStreamKeepsLogsForeverAndTheBucketsKeysLiveTheirTimeToLive() throws {
+        let server = try #require(NATSTestServer.shared)
+        var settings = natsSettings(server)
+        settings.activityTimeToLiveSeconds = 90
+        let store = try NATSSessionStore(settings)
+        defer { store.close() }
+        let (log, bucket) = try store.streamSettings()
+        #expect(log.maxAge == 0, "a session's log never ages out")
+        #expect(log.allowsDirect)
+        #expect(log.replicas == 1)
+        #expect(bucket.maxAge == 90 * 1_000_000_000, "nats.c takes durations in nanoseconds")
+    }
+
     @Test func serverListsAreParsed() {
         #expect(NATSSessionStore.servers(in: "nats://127.0.0.1:4222") == ["nats://127.0.0.1:4222"])
         #expect(

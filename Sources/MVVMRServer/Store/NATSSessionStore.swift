@@ -798,6 +798,13 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
 
     // MARK: - For tests
 
+    /// The log stream's and the activity bucket's settings as JetStream has them.
+    func streamSettings() throws(SessionStoreError) -> (log: NATSStreamSettings, bucket: NATSStreamSettings) {
+        try withClient { () throws(SessionStoreError) in
+            (try client.settings(of: client.streamName), try client.settings(of: client.bucketStreamName))
+        }
+    }
+
     /// How many sessions' fences this node tracks.
     var trackedSessionCount: Int { state.withLock { $0.chains.count } }
 }

@@ -48,6 +48,14 @@ struct NATSStreamMessage: Sendable {
     let body: [UInt8]
 }
 
+/// Some of a stream's settings as JetStream has them (for tests).
+struct NATSStreamSettings: Sendable, Equatable {
+    /// The message age limit in nanoseconds (0: none).
+    let maxAge: Int64
+    let replicas: Int64
+    let allowsDirect: Bool
+}
+
 /// What a publish expects the subject's last stream sequence to be: the fence (0: no message on the subject yet).
 struct NATSExpectation: Sendable {
     let lastSubjectSequence: UInt64
@@ -377,6 +385,21 @@ final class NATSClient: @unchecked Sendable {
         defer { jsStreamInfo_Destroy(info) }
         guard status == NATS_OK, let info else { throw Self.failure(status, code, "cannot read the stream \(stream)") }
         return info.pointee.State.Msgs
+    }
+
+    /// A stream's settings that the store chooses: its message age limit (nanoseconds; 0: none), replicas and
+    /// whether it allows direct gets (for tests).
+    func settings(of stream: String) throws(SessionStoreError) -> NATSStreamSettings {
+        try ensureReady()
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(0)
+        let status = js_GetStreamInfo(&info, jetStream, stream, nil, &code)
+        defer { jsStreamInfo_Destroy(info) }
+        guard status == NATS_OK, let info, let config = info.pointee.Config else {
+            throw Self.failure(status, code, "cannot read the stream \(stream)")
+        }
+        return NATSStreamSettings(
+            maxAge: config.pointee.MaxAge, replicas: config.pointee.Replicas, allowsDirect: config.pointee.AllowDirect)
     }
 
     /// Removes the messages on `subject` from `stream`, those before sequence `before` only when given.
