@@ -352,20 +352,35 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
             }
         }
         var work: [Work] = []
+        var failure: SessionStoreError?
         for made in messages {
             let key = UInt(bitPattern: made.message)
+            // After a record that could not be published, its activity is not sent either. An unsent message's address
+            // is forgotten before the message is destroyed: a message made meanwhile could get that address.
+            if let failure {
+                work += noteUnsent(key, isRecord: made.isRecord, of: pending, failure)
+                natsMsg_Destroy(made.message)
+                continue
+            }
             do throws(SessionStoreError) {
                 try client.publishAsync(made.message, expecting: made.isRecord ? NATSExpectation(lastSubjectSequence: fence.sequence) : nil)
             } catch {
-                work += state.withLock { state -> [Work] in
-                    guard state.messages.removeValue(forKey: key) != nil else { return [] }
-                    var work: [Work] = []
-                    Self.note(.failed(error), isRecord: made.isRecord, of: pending, in: &state, work: &work)
-                    return work
-                }
+                if made.isRecord { failure = error }
+                work += noteUnsent(key, isRecord: made.isRecord, of: pending, error)
+                natsMsg_Destroy(made.message)
             }
         }
         return work
+    }
+
+    /// A message of `pending` that was not sent (no acknowledgement will come for it) ends with `failure`.
+    private func noteUnsent(_ key: UInt, isRecord: Bool, of pending: PendingAppend, _ failure: SessionStoreError) -> [Work] {
+        state.withLock { state -> [Work] in
+            guard state.messages.removeValue(forKey: key) != nil else { return [] }
+            var work: [Work] = []
+            Self.note(.failed(failure), isRecord: isRecord, of: pending, in: &state, work: &work)
+            return work
+        }
     }
 
     /// Fails an append that could not be published (no acknowledgement will come).

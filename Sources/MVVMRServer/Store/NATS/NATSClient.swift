@@ -261,19 +261,14 @@ final class NATSClient: @unchecked Sendable {
     }
 
     /// Publishes `message` without waiting; its acknowledgement (or failure, timeout included) reaches the router's
-    /// receiver with the message's address. On success the library owns the message; on failure (thrown) it is
-    /// destroyed here and no acknowledgement comes.
+    /// receiver with the message's address. On success the library owns the message (and destroys it after the
+    /// acknowledgement); on failure (thrown) no acknowledgement comes and the caller still owns it: it must forget
+    /// the address first and destroy the message after (another message could be made at that address at once).
     func publishAsync(_ message: OpaquePointer, expecting expectation: NATSExpectation?) throws(SessionStoreError) {
-        do throws(SessionStoreError) {
-            try ensureReady()
-        } catch {
-            natsMsg_Destroy(message)
-            throw error
-        }
+        try ensureReady()
         var options = publishOptions(expectation)
         var owned: OpaquePointer? = message
         let status = js_PublishMsgAsync(jetStream, &owned, &options)
-        natsMsg_Destroy(owned)  // nil once the library took it
         if status != NATS_OK { throw Self.failure(status, nil, "cannot publish") }
     }
 
