@@ -40,7 +40,8 @@ import Locking
 /// **Outages.** The connection reconnects by itself, forever, every half second. While it is down, appends complete
 /// `unavailable` at once and every other call throws it; a publish whose acknowledgement does not come within
 /// ``Settings/waitMilliseconds`` fails `unavailable` (it may still have been stored: the session is then read again
-/// from the stream). ``isAvailable`` says whether the connection is up.
+/// from the stream). ``isAvailable`` says whether the connection is up. A store opened while no server can be
+/// reached opens anyway, unavailable, and makes the stream and the bucket once connected.
 public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     /// How to reach NATS and how to lay the store out there.
     public struct Settings: Sendable, Equatable {
@@ -87,7 +88,9 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
 
     /// An append in the store's queue, with what its publishes have told so far. Only touched under `state`'s lock.
     private final class PendingAppend: @unchecked Sendable {
-        // @unchecked Sendable: every field but the constants is read and written only with `state` locked.
+        // @unchecked Sendable: every field but the constants is written only with `state` locked, and read so, except
+        // `fence` and `writesActivity`, which `publish` reads unlocked on the thread that `advance` set them on, before
+        // its messages are sent (nothing writes them after).
         let record: StoredRecord
         let lastActive: Int64
         let completion: @Sendable (Result<Void, SessionStoreError>) -> Void
