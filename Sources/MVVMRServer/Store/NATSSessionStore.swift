@@ -89,8 +89,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     /// An append in the store's queue, with what its publishes have told so far. Only touched under `state`'s lock.
     private final class PendingAppend: @unchecked Sendable {
         // @unchecked Sendable: every field but the constants is written only with `state` locked, and read so, except
-        // `fence` and `writesActivity`, which `publish` reads unlocked on the thread that `advance` set them on, before
-        // its messages are sent (nothing writes them after).
+        // `fence` and `writesActivity`, which `publish` reads unlocked after the lock hold that handed it the append
+        // (`advance` set them, under the lock, before that; nothing writes them after).
         let record: StoredRecord
         let lastActive: Int64
         let completion: @Sendable (Result<Void, SessionStoreError>) -> Void
