@@ -250,7 +250,6 @@ import Testing
         defer { store.close() }
         let (log, bucket) = try store.streamSettings()
         #expect(log.maxAge == 0, "a session's log never ages out")
-        #expect(log.allowsDirect)
         #expect(log.replicas == 1)
         #expect(bucket.maxAge == 90 * 1_000_000_000, "nats.c takes durations in nanoseconds")
     }

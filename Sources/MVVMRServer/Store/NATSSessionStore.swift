@@ -32,9 +32,9 @@ import Locking
 /// reading applies (so the fence's numbering is kept; deleting single stream messages is left to the next
 /// snapshot's purge). `delete` purges the session's subject and its bucket key.
 ///
-/// **Reading.** `load` reads the subject's last message (a direct get: where the fence stands), then the subject's
-/// messages up to it with an ordered consumer; a read that another node's snapshot purged under (not the whole log up
-/// to that message) is read again. `sessions(lastActiveBefore:limit:)` reads the whole activity bucket;
+/// **Reading.** `load` asks the stream's leader for the subject's last message (where the fence stands; a direct get
+/// could be answered by a lagging replica), then reads the subject's messages up to it with an ordered consumer; a
+/// read that another node's snapshot purged under (not the whole log up to that message) is read again. `sessions(lastActiveBefore:limit:)` reads the whole activity bucket;
 /// `sessionCount()` is the bucket's message count.
 ///
 /// **Outages.** The connection reconnects by itself, forever, every half second. While it is down, appends complete

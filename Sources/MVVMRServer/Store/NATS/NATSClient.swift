@@ -213,7 +213,6 @@ final class NATSClient: @unchecked Sendable {
                     config.SubjectsLen = 1
                     config.Storage = js_FileStorage
                     config.Replicas = Int64(replicas)
-                    config.AllowDirect = true
                     return js_AddStream(nil, jetStream, &config, nil, &code)
                 }
             }
@@ -301,19 +300,17 @@ final class NATSClient: @unchecked Sendable {
 
     // MARK: - Reading
 
-    /// The last message on `subject` in the log stream, or nil when the subject has none.
+    /// The last message on `subject` in the log stream, or nil when the subject has none. Asked of the stream's leader
+    /// (not a direct get, which a lagging replica may answer): it is where the fence stands, and it must include every
+    /// acknowledged write.
     func lastMessage(on subject: String) throws(SessionStoreError) -> NATSStreamMessage? {
         try ensureReady()
-        var options = jsDirectGetMsgOptions()
-        jsDirectGetMsgOptions_Init(&options)
         var message: OpaquePointer?
-        let status: natsStatus = subject.withCString { subject in
-            options.LastBySubject = subject
-            return js_DirectGetMsg(&message, jetStream, streamName, nil, &options)
-        }
+        var code = jsErrCode(0)
+        let status = js_GetLastMsg(&message, jetStream, streamName, subject, nil, &code)
         defer { natsMsg_Destroy(message) }
-        if status == NATS_NOT_FOUND { return nil }
-        guard status == NATS_OK, let message else { throw Self.failure(status, nil, "cannot read the last message of \(subject)") }
+        if status == NATS_NOT_FOUND || code == JSNoMessageFoundErr { return nil }
+        guard status == NATS_OK, let message else { throw Self.failure(status, code, "cannot read the last message of \(subject)") }
         var sequence = natsMsg_GetSequence(message)
         if sequence == 0, let header = Self.header(message, "Nats-Sequence") { sequence = UInt64(header) ?? 0 }
         return Self.streamMessage(message, sequence: sequence)
