@@ -34,6 +34,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // nats.c, the NATS client with JetStream, for the NATS session store (`SESSION_STORE=nats://…`).
+        .systemLibrary(
+            name: "CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
         // A small HTTP server over libmicrohttpd; knows nothing of MVVM.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], swiftSettings: releaseSettings),
         // JSON values, JSON Pointer, a Codable coder for JSON values, RFC 6902 apply and diff; no other dependency.
@@ -44,7 +50,7 @@ let package = Package(
         .target(name: "MVVMRTesting", dependencies: ["MVVMR", "JSONPatch"], swiftSettings: releaseSettings),
         // Sessions, the page protocol's endpoints, SSE, configuration, health, metrics, the session stores.
         .target(
-            name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking", "CSQLite"],
+            name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking", "CSQLite", "CNATS"],
             swiftSettings: releaseSettings),
         // The Swift client SDK (URLSession).
         .target(name: "MVVMRClient", dependencies: ["JSONPatch"], swiftSettings: releaseSettings),

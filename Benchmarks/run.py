@@ -494,6 +494,50 @@ def section_action_store(quick):
     return "action-store", "Action round trip: SQLite session store vs memory store", method, table, ratio, failures
 
 
+@contextlib.contextmanager
+def nats_server():
+    """A nats-server with JetStream on a free loopback port, its store in this run's store directory; yields its URL
+    and stops it (SIGTERM) afterwards."""
+    port = free_port()
+    directory = tempfile.mkdtemp(prefix="nats-", dir=store_directory())
+    process = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", directory],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, 10, process)
+        yield f"nats://127.0.0.1:{port}"
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def section_action_nats(quick):
+    """The action round trip with the NATS JetStream store against the SQLite store, alternated in one run."""
+    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
+    with nats_server() as url:
+        contenders = [
+            ("SQLite, process", action_contender(lambda: sqlite_store(fresh_sqlite_path("action-nats"), "process"))),
+            ("NATS JetStream", action_contender(lambda: {"SESSION_STORE": url})),
+        ]
+        results = alternate_measured(contenders, rounds, seconds, quick)
+    ratio = results["NATS JetStream"][0] / results["SQLite, process"][0]
+    table = results_table(results, f"**Ratio NATS JetStream / SQLite (process durability): {ratio:.2f}** "
+                                   "(the issue's aim: near 1; reported, no floor yet).")
+    method = (f"The action section's load (`wrk -t2 -c64 -d{seconds}s --latency -s action.lua`: increments spread "
+              "round-robin over 256 counters sessions) against the release `mvvmr-demo` on each store, "
+              f"{rounds_description(rounds, quick)}. SQLite: a fresh `SESSION_STORE=sqlite:PATH` file per server, "
+              "`SESSION_DURABILITY=process`. NATS: `SESSION_STORE=nats://127.0.0.1:PORT` on one local `nats-server "
+              "-js` (Debian's 2.9, file storage in a temporary directory, one replica) that the harness starts for "
+              "the section and that runs on the same cores as the demo and wrk; every answer waits for JetStream's "
+              "acknowledgement of its record, published asynchronously (many sessions' records in flight at once, "
+              "each session's one after the other, each naming its subject's last sequence).")
+    return "action-nats", "Action round trip: NATS JetStream session store vs SQLite", method, table, ratio
+
+
 # Restore (section_restore, and the restore kind of section_callgrind): a session with RESTORE_RECORDS records in its
 # log: a counters session's start and RESTORE_RECORDS - 1 increments.
 RESTORE_RECORDS = 1_000
@@ -1817,6 +1861,7 @@ SECTIONS = {
     "page-read": section_page_read,
     "action": section_action,
     "action-store": section_action_store,
+    "action-nats": section_action_nats,
     "restore": section_restore,
     "patch": section_patch,
     "memory": section_memory,

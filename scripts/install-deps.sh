@@ -5,19 +5,23 @@
 set -euo pipefail
 
 purpose="${1:-run}"
-apt_packages=(libmicrohttpd-dev libsqlite3-dev pkg-config)
+# libnats-dev: the NATS JetStream session store (SESSION_STORE=nats://…); the demo links it.
+apt_packages=(libmicrohttpd-dev libsqlite3-dev libnats-dev pkg-config)
 pip_packages=()
 case "$purpose" in
   run) ;;
   test)
-    apt_packages+=(curl chromium chromium-driver debootstrap nginx)
+    # nats-server: the JetStream store's tests start one of their own on a free loopback port, the cluster check
+    # three. nginx: the load-balancer tests and the cluster check run the deploy/ configuration in front of nodes.
+    apt_packages+=(curl chromium chromium-driver debootstrap nats-server nginx)
     # schemathesis is pinned: its command line changes between major versions (scripts/check-api-schema.sh).
     # axe-core for Tests/system/test_accessibility.py: axe-selenium-python bundles axe-core 3.1, which predates
     # the WCAG 2.1/2.2 rules; its fork selenium-axe-python bundles axe-core 4.x (the test uses the newer one).
     pip_packages+=(pytest pyyaml jsonpatch openapi-spec-validator selenium schemathesis==4.32.5 axe-selenium-python selenium-axe-python)
     ;;
   bench)
-    apt_packages+=(curl wrk valgrind gcc)  # gcc builds the C reference server (Benchmarks/c-server)
+    # gcc builds the C reference server (Benchmarks/c-server); nats-server serves the action-nats section.
+    apt_packages+=(curl wrk valgrind gcc nats-server)
     pip_packages+=(jsonpatch)
     ;;
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;

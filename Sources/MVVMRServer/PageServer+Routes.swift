@@ -27,7 +27,10 @@ extension PageServer {
         route(&router, "GET", "/api/openapi.json") { [openAPIBody] _ in .json(openAPIBody) }
         route(&router, "GET", "/healthz") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
         route(&router, "GET", "/readyz") { [self] _ in
-            isDraining ? .json(Array(#"{"status":"draining"}"#.utf8), status: 503) : .json(Array(#"{"status":"ready"}"#.utf8))
+            if isDraining { return .json(Array(#"{"status":"draining"}"#.utf8), status: 503) }
+            // A node whose session store cannot be reached (NATS down) cannot keep inputs: send no traffic to it.
+            if !store.isAvailable { return .json(Array(#"{"status":"store_unavailable"}"#.utf8), status: 503) }
+            return .json(Array(#"{"status":"ready"}"#.utf8))
         }
         route(&router, "GET", "/metrics") { [metrics] _ in
             HTTPResponse(

@@ -36,6 +36,19 @@ import Testing
         #expect(configuration.logLevel == .off)
     }
 
+    @Test func theSessionStoreMayBeNATSJetStream() throws {
+        let configuration = try ServerConfiguration.parse(
+            arguments: [], environment: ["SESSION_STORE": "nats://127.0.0.1:4222,nats-2:4222", "NATS_REPLICAS": "3"])
+        #expect(configuration.sessionStore == "nats://127.0.0.1:4222,nats-2:4222")
+        #expect(configuration.natsReplicas == 3)
+        for bad in ["nats://", "nats://host", "nats://host:port", "nats://a:1,", "natsx://a:1"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ServerConfiguration.parse(arguments: ["--session-store", bad], environment: [:])
+            }
+        }
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.parse(arguments: ["--nats-replicas", "0"], environment: [:]) }
+    }
+
     @Test(arguments: [
         ["--port", "70000"], ["--port"], ["--max-sessions", "many"], ["--log-level", "loud"], ["--bogus", "1"],
         ["--trust-forwarded-headers", "maybe"], ["--public-origin", "example.com"], ["--allowed-origins", "ftp://x"],

@@ -80,8 +80,13 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     // Durable sessions (issue 12): every session is a numbered log of its inputs, kept in a store.
     /// `SESSION_STORE`: where sessions' input logs are kept: `sqlite:PATH` (one SQLite file, created with its
-    /// directory if missing; a relative path is under the working directory) or `memory` (lost on restart).
+    /// directory if missing; a relative path is under the working directory), `nats://host:port[,host:port…]`
+    /// (NATS JetStream, shared by every node naming the same servers: see ``NATSSessionStore``) or `memory` (lost on
+    /// restart).
     public var sessionStore = "sqlite:data/sessions.sqlite"
+    /// `NATS_REPLICAS`: with `SESSION_STORE=nats://…`, how many JetStream servers keep each session's log and
+    /// activity (the stream's and the bucket's replica count when this node creates them; 1, or 3 or 5 in a cluster).
+    public var natsReplicas = 1
     /// `SESSION_DURABILITY`: when an input counts as stored (and so may be acknowledged): `process` (written
     /// to the operating system: survives `kill -9`) or `machine` (`fsync` at every commit: survives power loss).
     public var sessionDurability = SessionDurability.process
@@ -242,12 +247,17 @@ public struct ServerConfiguration: Sendable, Equatable {
         integer("--max-streams-per-ip", "MAX_STREAMS_PER_IP", "most open event streams per address", range: 1...1_000_000, \.maxStreamsPerIP),
         // Durable sessions.
         Setting(
-            flag: "--session-store", environment: "SESSION_STORE", summary: "sqlite:PATH or memory: where session logs are kept",
+            flag: "--session-store", environment: "SESSION_STORE",
+            summary: "sqlite:PATH, nats://HOST:PORT[,HOST:PORT…] (JetStream) or memory: where session logs are kept",
             current: { $0.sessionStore },
             apply: { configuration, text throws(ConfigurationError) in
                 let value = text.trimmingSpaces
-                guard value == "memory" || (value.hasPrefix("sqlite:") && value.count > "sqlite:".count) else {
-                    throw ConfigurationError(setting: "--session-store", message: "'\(text)' is not sqlite:PATH or memory.")
+                guard
+                    value == "memory" || (value.hasPrefix("sqlite:") && value.count > "sqlite:".count)
+                        || NATSSessionStore.servers(in: value) != nil
+                else {
+                    throw ConfigurationError(
+                        setting: "--session-store", message: "'\(text)' is not sqlite:PATH, nats://HOST:PORT[,HOST:PORT…] or memory.")
                 }
                 configuration.sessionStore = value
             }),
@@ -261,6 +271,9 @@ public struct ServerConfiguration: Sendable, Equatable {
                 }
                 configuration.sessionDurability = durability
             }),
+        integer(
+            "--nats-replicas", "NATS_REPLICAS", "with SESSION_STORE=nats://…: replicas of the JetStream stream and bucket it creates",
+            range: 1...5, \.natsReplicas),
         integer(
             "--passivate-after-seconds", "PASSIVATE_AFTER_SECONDS",
             "idle time after which a session leaves memory (kept in the store, restored on its next request; 0: never)",

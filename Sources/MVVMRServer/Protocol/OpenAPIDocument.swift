@@ -186,7 +186,10 @@ enum OpenAPIDocument {
             "get": operation(
                 "Readiness.", "ready",
                 responses: merged(
-                    ["200": jsonResponse("Ready.", "Status"), "503": jsonResponse("Draining.", "Status")],
+                    [
+                        "200": jsonResponse("Ready.", "Status"),
+                        "503": jsonResponse("Draining, or the session store cannot be reached (`store_unavailable`).", "Status"),
+                    ],
                     errors(["400"])))
         ]
         paths["/metrics"] = [
@@ -318,7 +321,7 @@ enum OpenAPIDocument {
             ],
             "Status": [
                 "type": "object", "required": ["status"],
-                "properties": ["status": ["type": "string", "enum": ["ok", "ready", "draining"]]],
+                "properties": ["status": ["type": "string", "enum": ["ok", "ready", "draining", "store_unavailable"]]],
             ],
             "Error": [
                 "type": "object", "required": ["error"],

@@ -78,6 +78,9 @@ public struct SessionActivity: Sendable, Equatable {
 }
 
 extension SessionStore {
+    /// True: a store in this process or on this machine's disk is reached without a network.
+    public var isAvailable: Bool { true }
+
     /// Records that `session` was last active at `time` (see ``touch(_:)``).
     /// - Parameters:
     ///   - session: the session's id.
@@ -194,6 +197,10 @@ public protocol SessionStore: AnyObject, Sendable {
 
     /// How many sessions the store holds.
     func sessionCount() throws(SessionStoreError) -> Int
+
+    /// Whether the store can be reached now (`/readyz` answers 503 while it cannot). A store on another machine
+    /// says false while its connection is down; local stores are always available (the default).
+    var isAvailable: Bool { get }
 
     /// Returns once every append queued before the call has completed (at once when closed).
     func flush()

@@ -11,6 +11,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case sqlite
     /// SQLite whose writer moves the shared log into `records` after every batch, so that reads find records there.
     case sqliteMovingEveryBatch
+    /// NATS JetStream, on a nats-server the test process starts (``NATSTestServer/shared``), under names of its own.
+    case nats
 
     var testDescription: String { rawValue }
 }
@@ -35,10 +37,15 @@ final class StoreFixture: Sendable {
             store = try SQLiteSessionStore(
                 path: directory.path + "/sessions.sqlite", durability: durability,
                 testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 1, logMoveSlice: .max))
+        case .nats:
+            let server = try #require(NATSTestServer.shared, "nats-server could not be started")
+            directory = nil
+            store = try NATSSessionStore(natsSettings(server))
         }
     }
 
-    /// Runs `body`, whose appends then make one batch of the writer (the memory store has no batches).
+    /// Runs `body`, whose appends then make one batch of the writer (the memory store has no batches; the NATS store
+    /// pipelines them).
     func inOneBatch(_ body: () -> Void) {
         let sqlite = store as? SQLiteSessionStore
         sqlite?.suspendWriting()

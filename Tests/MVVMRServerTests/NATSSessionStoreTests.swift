@@ -1,0 +1,288 @@
+import Foundation
+import Locking
+import Testing
+
+@testable import MVVMRServer
+
+/// What the JetStream store does beyond the shared suite: the fence between nodes, restoring on another node, outages.
+/// One test at a time: several start nats-servers of their own, which would otherwise load the machine beside the
+/// timing-sensitive tests of other suites all at once.
+@Suite(.serialized) struct NATSSessionStoreTests {
+    @Test func twoNodesNeverBothAcceptARecordNumber() throws {
+        let server = try #require(NATSTestServer.shared)
+        let settings = natsSettings(server)
+        let first = try NATSSessionStore(settings)
+        let second = try NATSSessionStore(settings)
+        defer {
+            first.close()
+            second.close()
+        }
+        #expect(failureKind(appendWaiting(record("s", 1), to: first)) == nil)
+        #expect(failureKind(appendWaiting(record("s", 1), to: second)) == .outOfOrder, "the session exists already")
+        #expect(try second.load("s")?.records.map(\.number) == [1])
+        #expect(failureKind(appendWaiting(record("s", 2), to: second)) == nil)
+        #expect(
+            failureKind(appendWaiting(StoredRecord(session: "s", number: 2, body: Array("{\"node\":1}".utf8)), to: first)) == .outOfOrder,
+            "the first node's fence names the sequence of record 1, which is no longer the subject's last")
+        #expect(try first.load("s")?.records == [record("s", 1), record("s", 2)], "the loser reads the session again")
+        #expect(failureKind(appendWaiting(record("s", 3), to: first)) == nil, "and goes on from there")
+        #expect(failureKind(appendWaiting(record("s", 3), to: second)) == .outOfOrder)
+        // Snapshots and removals are fenced too: a node whose fence is stale writes neither.
+        #expect(try second.load("s")?.lastNumber == 3)
+        #expect(failureKind(appendWaiting(record("s", 4), to: first)) == nil)
+        #expect(storeError { () throws(SessionStoreError) in try second.removeRecords([3], of: "s") }?.kind == .outOfOrder)
+        #expect(try second.load("s")?.records.map(\.number) == [1, 2, 3, 4], "nothing was removed")
+        #expect(failureKind(appendWaiting(record("s", 5), to: first)) == nil)
+        #expect(
+            storeError { () throws(SessionStoreError) in try second.saveSnapshot(StoredSnapshot(number: 4, body: [1]), of: "s") }?.kind
+                == .outOfOrder)
+        #expect(try first.load("s") == StoredSession(snapshot: nil, records: (1...5).map { record("s", $0) }))
+        // Having read it again, the second node may write.
+        try second.saveSnapshot(StoredSnapshot(number: 4, body: [1]), of: "s")
+        #expect(try first.load("s") == StoredSession(snapshot: StoredSnapshot(number: 4, body: [1]), records: [record("s", 5)]))
+    }
+
+    @Test func racingNodesLeaveOneSerialHistory() throws {
+        let server = try #require(NATSTestServer.shared)
+        let settings = natsSettings(server)
+        let nodes = [try NATSSessionStore(settings), try NATSSessionStore(settings)]
+        defer { for node in nodes { node.close() } }
+        let accepted = Locked<[Int: Int]>([:])  // record number -> node
+        let refusals = Locked(0)
+        // Each node, on two threads, keeps reading the session and appending the next number in its own name.
+        onThreads(4) { index in
+            let node = index % 2
+            let store = nodes[node]
+            for _ in 0..<40 {
+                guard let next = try? (store.load("race")?.lastNumber ?? 0) + 1 else { continue }
+                let body = Array("{\"node\":\(node),\"thread\":\(index)}".utf8)
+                switch appendWaiting(StoredRecord(session: "race", number: next, body: body), to: store) {
+                case .success:
+                    accepted.withLock { accepted in
+                        #expect(accepted[next] == nil, "record \(next) was accepted twice")
+                        accepted[next] = index
+                    }
+                case .failure(let error):
+                    #expect(error.kind == .outOfOrder, "\(error)")
+                    refusals.withLock { $0 += 1 }
+                }
+            }
+        }
+        let winners = accepted.withLock { $0 }
+        let log = try #require(try nodes[0].load("race"))
+        #expect(log.records.map(\.number) == Array(1...log.records.count), "a gap-free history")
+        #expect(log.records.count == winners.count, "every accepted record is in it, nothing else")
+        for stored in log.records {
+            let index = try #require(winners[stored.number])
+            #expect(stored.body == Array("{\"node\":\(index % 2),\"thread\":\(index)}".utf8), "record \(stored.number) is its winner's")
+        }
+        #expect(try nodes[1].load("race") == log, "both nodes read the same log")
+        #expect(winners.count + refusals.withLock { $0 } <= 160)
+    }
+
+    @Test func aLoadWhileAnotherNodeCompactsSeesAWholeLog() throws {
+        let server = try #require(NATSTestServer.shared)
+        let settings = natsSettings(server)
+        let writer = try NATSSessionStore(settings)
+        let reader = try NATSSessionStore(settings)
+        defer {
+            writer.close()
+            reader.close()
+        }
+        appendWaiting(record("c", 1), to: writer)
+        let done = Locked(false)
+        let loads = Locked(0)
+        onThreads(2) { index in
+            if index == 0 {
+                defer { done.withLock { $0 = true } }
+                for number in 2...150 {
+                    appendWaiting(record("c", number), to: writer)
+                    // A snapshot a few records behind the last, as the server takes them, purging what it stands for.
+                    if number % 7 == 0 {
+                        try? writer.saveSnapshot(StoredSnapshot(number: number - 2, body: Array("{\"n\":\(number - 2)}".utf8)), of: "c")
+                    }
+                }
+            } else {
+                while !done.withLock({ $0 }) {
+                    guard let loaded = try? reader.load("c") else { continue }
+                    loads.withLock { $0 += 1 }
+                    let first = (loaded.snapshot?.number ?? 0) + 1
+                    #expect(loaded.records.map(\.number) == Array(first..<(first + loaded.records.count)), "a whole log")
+                    if let snapshot = loaded.snapshot {
+                        #expect(snapshot.body == Array("{\"n\":\(snapshot.number)}".utf8))
+                    }
+                }
+            }
+        }
+        #expect(loads.withLock { $0 } > 0)
+        let final = try #require(try reader.load("c"))
+        #expect(final.lastNumber == 150)
+    }
+
+    @Test func anotherNodeRestoresEverythingAcknowledged() throws {
+        let server = try #require(NATSTestServer.shared)
+        let settings = natsSettings(server)
+        let first = try NATSSessionStore(settings)
+        let log = CompletionLog()
+        for number in 1...30 { log.append(record("a", number, bodySize: 200), to: first, lastActive: 1_000 + Int64(number)) }
+        for number in 1...5 { log.append(record("b", number), to: first, lastActive: 900) }
+        try first.saveSnapshot(StoredSnapshot(number: 20, body: Array("{\"through\":20}".utf8)), of: "a")
+        try first.removeRecords([22, 25], of: "a")
+        for number in 31...35 { log.append(record("a", number), to: first, lastActive: 2_000) }
+        first.flush()
+        #expect(log.outcomes.allSatisfy { $0.failure == nil })
+        let before = try #require(try first.load("a"))
+        #expect(before.snapshot?.number == 20)
+        #expect(before.records.map(\.number) == [21, 23, 24] + Array(26...35))
+        first.close()
+
+        let second = try NATSSessionStore(settings)
+        defer { second.close() }
+        #expect(try second.load("a") == before)
+        #expect(try second.load("b")?.records.map(\.number) == [1, 2, 3, 4, 5])
+        #expect(try second.sessionCount() == 2)
+        #expect(try second.sessions(lastActiveBefore: 10_000, limit: 10) == ["b", "a"])
+        #expect(failureKind(appendWaiting(record("a", 36), to: second)) == nil, "the new node owns the session now")
+        #expect(failureKind(appendWaiting(record("b", 6), to: second)) == nil, "even one it never loaded (it reads the fence)")
+        #expect(try second.load("b")?.records.count == 6)
+    }
+
+    @Test func anOutageFailsAppendsQuicklyAndEndsWithoutReopening() throws {
+        let server = try NATSTestServer()
+        let store = try NATSSessionStore(natsSettings(server, waitMilliseconds: 1_000))
+        defer { store.close() }
+        #expect(failureKind(appendWaiting(record("a", 1), to: store)) == nil)
+        #expect(store.isAvailable)
+
+        server.stop()
+        let stopped = ContinuousClock.now
+        #expect(waitUntil(seconds: 5) { !store.isAvailable }, "the store notices the lost connection")
+        let outcome = appendWaiting(record("a", 2), to: store)
+        #expect(failureKind(outcome) == .unavailable, "\(outcome)")
+        #expect(ContinuousClock.now - stopped < .seconds(6), "within a bounded time")
+        #expect(storeError { () throws(SessionStoreError) in _ = try store.load("a") }?.kind == .unavailable)
+        #expect(storeError { () throws(SessionStoreError) in _ = try store.sessionCount() }?.kind == .unavailable)
+        #expect(storeError { () throws(SessionStoreError) in try store.touch("a", at: 5) }?.kind == .unavailable)
+
+        try server.start()
+        #expect(waitUntil(seconds: 15) { store.isAvailable }, "the store reconnects by itself")
+        #expect(failureKind(appendWaiting(record("a", 2), to: store)) == nil, "record 2 was not stored: it is appended now")
+        #expect(failureKind(appendWaiting(record("a", 3), to: store)) == nil)
+        #expect(try store.load("a")?.records.map(\.number) == [1, 2, 3])
+    }
+
+    @Test func appendsInFlightWhenTheServerStopsFailAndLoseNothingAcknowledged() throws {
+        let server = try NATSTestServer()
+        let store = try NATSSessionStore(natsSettings(server, waitMilliseconds: 1_000))
+        defer { store.close() }
+        let log = CompletionLog()
+        for session in 0..<20 {
+            for number in 1...20 { log.append(record("s\(session)", number), to: store) }
+        }
+        server.stop()
+        store.flush()
+        #expect(log.count == 400, "every append completed")
+        let acknowledged = log.outcomes.filter { $0.failure == nil }
+        try server.start()
+        #expect(waitUntil(seconds: 15) { store.isAvailable })
+        for session in 0..<20 {
+            let numbers = acknowledged.filter { $0.session == "s\(session)" }.map(\.number)
+            let stored = try store.load("s\(session)")?.records.map(\.number) ?? []
+            #expect(Array(stored.prefix(numbers.count)) == numbers, "what was acknowledged is stored (s\(session))")
+        }
+    }
+
+    @Test func sessionStoresOpensTheJetStreamStoreOfANATSURL() throws {
+        let server = try #require(NATSTestServer.shared)
+        var configuration = ServerConfiguration()
+        configuration.sessionStore = server.url
+        configuration.natsReplicas = 1
+        let store = try SessionStores.open(configuration)
+        defer { store.close() }
+        let nats = try #require(store as? NATSSessionStore)
+        #expect(nats.configuration.name == "MVVMR")
+        #expect(nats.configuration.activityTimeToLiveSeconds == 3_600, "twice SESSION_TTL_SECONDS (1800)")
+        #expect(store.isAvailable)
+        configuration.sessionDurability = .machine
+        #expect(throws: SessionStoreError.self, "JetStream decides when it syncs") { _ = try SessionStores.open(configuration) }
+    }
+
+    @Test func aStoreOpenedWhileNATSIsDownWorksOnceItIsUp() throws {
+        let server = try NATSTestServer()
+        server.stop()
+        let store = try NATSSessionStore(natsSettings(server, waitMilliseconds: 1_000))
+        defer { store.close() }
+        #expect(!store.isAvailable)
+        #expect(failureKind(appendWaiting(record("a", 1), to: store)) == .unavailable)
+        #expect(storeError { () throws(SessionStoreError) in _ = try store.load("a") }?.kind == .unavailable)
+        #expect(storeError { () throws(SessionStoreError) in try store.delete("a") }?.kind == .unavailable)
+
+        try server.start()
+        #expect(waitUntil(seconds: 15) { store.isAvailable }, "it connects, and makes the stream and the bucket")
+        #expect(failureKind(appendWaiting(record("a", 1), to: store)) == nil)
+        #expect(try store.load("a")?.records.map(\.number) == [1])
+        #expect(try store.sessionCount() == 1)
+    }
+
+    @Test func idsThatAreNoSubjectTokensWorkEverywhere() throws {
+        let server = try #require(NATSTestServer.shared)
+        let store = try NATSSessionStore(natsSettings(server))
+        defer { store.close() }
+        let ids = ["sessión 😀", "a.b", "*", ">", "=x", ""]
+        for (index, id) in ids.enumerated() {
+            #expect(failureKind(appendWaiting(record(id, 1), to: store, lastActive: 100 + Int64(index))) == nil, "\(id)")
+        }
+        try store.touch("a.b", at: 5)
+        #expect(try store.sessions(lastActiveBefore: 1_000, limit: 10) == ["a.b", "sessión 😀", "*", ">", "=x", ""])
+        try store.removeRecords([1], of: "*")
+        #expect(try store.load("*") == StoredSession(snapshot: nil, records: []))
+        #expect(try store.load(">")?.records == [record(">", 1)], "a wildcard id reads its own subject only")
+        try store.delete(">")
+        #expect(try store.load(">") == nil)
+        #expect(try store.sessionCount() == ids.count - 1)
+    }
+
+    @Test func theStreamKeepsLogsForeverAndTheBucketsKeysLiveTheirTimeToLive() throws {
+        let server = try #require(NATSTestServer.shared)
+        var settings = natsSettings(server)
+        settings.activityTimeToLiveSeconds = 90
+        let store = try NATSSessionStore(settings)
+        defer { store.close() }
+        let (log, bucket) = try store.streamSettings()
+        #expect(log.maxAge == 0, "a session's log never ages out")
+        #expect(log.replicas == 1)
+        #expect(bucket.maxAge == 90 * 1_000_000_000, "nats.c takes durations in nanoseconds")
+    }
+
+    @Test func serverListsAreParsed() {
+        #expect(NATSSessionStore.servers(in: "nats://127.0.0.1:4222") == ["nats://127.0.0.1:4222"])
+        #expect(
+            NATSSessionStore.servers(in: "nats://a:4222,b:4223,nats://c:4224")
+                == ["nats://a:4222", "nats://b:4223", "nats://c:4224"])
+        #expect(NATSSessionStore.servers(in: "nats://a") == nil)
+        #expect(NATSSessionStore.servers(in: "nats://a:0") == nil)
+        #expect(NATSSessionStore.servers(in: "nats://a:4222,") == nil)
+        #expect(NATSSessionStore.servers(in: "sqlite:x") == nil)
+    }
+
+    @Test func sessionIdsBecomeSubjectTokensAndBack() {
+        for id in ["abcDEF012-_", "", "=x", "a.b", "sessión 😀", "*", ">"] {
+            let key = NATSLogFormat.key(of: id)
+            #expect(key.utf8.allSatisfy { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) }, "\(key)")
+            #expect(NATSLogFormat.session(ofKey: Substring(key)) == id)
+        }
+        #expect(NATSLogFormat.key(of: "abc") == "abc")
+        #expect(NATSLogFormat.numberList([9, 2, 3, 4, 7, 3]) == Array("2-4,7,9".utf8))
+        #expect(NATSLogFormat.numbers(inList: Array("2-4,7,9".utf8)) == [2, 3, 4, 7, 9])
+    }
+}
+
+/// Polls `condition` every 50 ms for up to `seconds`; whether it held.
+func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
+}

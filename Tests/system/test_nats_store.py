@@ -1,0 +1,189 @@
+"""The NATS JetStream session store (SESSION_STORE=nats://HOST:PORT): a session outlives its node (kill -9) and
+continues on another one, two nodes on one NATS never both accept an input of one session (the loser's action is
+refused with 503 store_unavailable and its next request restores the session from the store),
+and with NATS down actions answer 503 store_unavailable, /readyz says so, untouched live pages still read, and
+everything works again by itself once NATS is back (a node started while NATS is down included).
+
+Each test starts its own nats-server (JetStream, a temporary store directory) on a free loopback port, and stops it."""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+
+import pytest
+
+from conftest import free_port
+
+
+class NATSServer:
+    """A nats-server with JetStream on a free loopback port; `stop()` and `start()` again keep its port and data."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.directory = tempfile.mkdtemp(prefix="mvvmr-nats-")
+        self.process = None
+        self.start()
+
+    @property
+    def url(self):
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self):
+        log = open(os.path.join(self.directory, "nats-server.log"), "ab")
+        self.process = subprocess.Popen(
+            ["nats-server", "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", os.path.join(self.directory, "jetstream")],
+            stdout=subprocess.DEVNULL, stderr=log)
+        log.close()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            assert self.process.poll() is None, "nats-server exited at once"
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("nats-server did not accept connections")
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+    def remove(self):
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture
+def nats():
+    server = NATSServer()
+    yield server
+    server.remove()
+
+
+def poll(check, timeout=15, interval=0.1):
+    deadline = time.time() + timeout
+    while True:
+        value = check()
+        if value or time.time() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def counts(page):
+    return {row["id"]: row["count"] for row in page["view"]["rows"]}
+
+
+def increment(server, session, row, key=None):
+    return server.act(session, "counters", "increment", row, headers={"Idempotency-Key": key or uuid.uuid4().hex})
+
+
+def page(server, session):
+    response = server.request("GET", "/api/pages/counters", session=session)
+    assert response.status == 200, response
+    return response.json()
+
+
+def assert_store_unavailable(response):
+    assert response.status == 503, response
+    assert response.json()["error"]["code"] == "store_unavailable"
+
+
+def test_a_session_outlives_its_node_and_continues_on_another(start_server, nats):
+    first = start_server({"SESSION_STORE": nats.url})
+    session = first.new_session({"unit": "counters"})["session"]
+    for row in [1, 2, 2, 3, 3, 3]:
+        assert increment(first, session, row).status == 200
+    first.process.kill()  # kill -9: only what JetStream acknowledged is left
+    first.process.wait(timeout=10)
+
+    second = start_server({"SESSION_STORE": nats.url})
+    restored = page(second, session)
+    assert {row: count for row, count in counts(restored).items() if count} == {1: 1, 2: 2, 3: 3}
+    assert restored["rev"] == 6
+    assert increment(second, session, 4).status == 200
+    assert counts(page(second, session))[4] == 1
+    assert second.request("GET", "/readyz").json() == {"status": "ready"}
+
+
+def test_two_nodes_never_both_accept_one_sessions_input(start_server, nats):
+    settings = {"SESSION_STORE": nats.url}
+    one, two = start_server(settings), start_server(settings)
+    session = one.new_session({"unit": "counters"})["session"]
+    assert increment(one, session, 1).status == 200
+    assert page(one, session)["rev"] == 1
+    # The second node restores the session from the store and takes it over.
+    assert increment(two, session, 2).status == 200
+    assert increment(two, session, 2).status == 200
+    # The first node's copy is behind: its append is refused by the fence, its copy dropped.
+    key = uuid.uuid4().hex
+    assert_store_unavailable(increment(one, session, 3, key))
+    # Its next request restores the session from the store, with the second node's inputs; the refused one was not kept.
+    again = increment(one, session, 3, key)
+    assert again.status == 200 and again.header("Idempotent-Replayed") is None
+    view = page(one, session)
+    assert {row: count for row, count in counts(view).items() if count} == {1: 1, 2: 2, 3: 1}
+    assert view["rev"] == 4
+    # The second node's copy is the stale one now (a read does not go to the store, so it shows its copy): its next
+    # action is refused in turn, and the one after it works on the session restored with the first node's input.
+    key = uuid.uuid4().hex
+    assert_store_unavailable(increment(two, session, 4, key))
+    assert increment(two, session, 4, key).status == 200
+    view = page(two, session)
+    assert {row: count for row, count in counts(view).items() if count} == {1: 1, 2: 2, 3: 1, 4: 1}
+    assert view["rev"] == 5
+
+
+def test_with_nats_down_actions_are_refused_readyz_says_so_and_all_recovers(start_server, nats):
+    server = start_server({"SESSION_STORE": nats.url})
+    acting = server.new_session({"unit": "counters"})["session"]
+    reading = server.new_session({"unit": "counters"})["session"]
+    assert increment(server, acting, 1).status == 200
+    assert increment(server, reading, 5).status == 200
+    assert server.request("GET", "/readyz").status == 200
+
+    nats.stop()
+    assert poll(lambda: server.request("GET", "/readyz").status == 503), "readyz did not turn 503"
+    ready = server.request("GET", "/readyz")
+    assert ready.json() == {"status": "store_unavailable"}
+    key = uuid.uuid4().hex
+    started = time.time()
+    assert_store_unavailable(increment(server, acting, 2, key))
+    assert time.time() - started < 5, "the refusal did not come quickly"
+    # A live page no action touched meanwhile still reads; the refused session cannot until the store is back.
+    assert counts(page(server, reading))[5] == 1
+    assert_store_unavailable(server.request("GET", "/api/pages/counters", session=acting))
+    assert server.request("GET", "/healthz").status == 200
+    assert server.process.poll() is None
+
+    nats.start()
+    assert poll(lambda: server.request("GET", "/readyz").status == 200), "readyz did not turn 200 again"
+    # The refused action, sent again with its key, applies now (it was not kept), once.
+    again = increment(server, acting, 2, key)
+    assert again.status == 200 and again.header("Idempotent-Replayed") is None
+    view = page(server, acting)
+    assert {row: count for row, count in counts(view).items() if count} == {1: 1, 2: 1}
+    assert view["rev"] == 2
+    assert increment(server, reading, 5).status == 200
+    assert counts(page(server, reading))[5] == 2
+
+
+def test_a_node_started_while_nats_is_down_is_not_ready_until_nats_is_up(start_server, nats):
+    nats.stop()
+    server = start_server({"SESSION_STORE": nats.url})
+    assert server.request("GET", "/healthz").status == 200
+    ready = server.request("GET", "/readyz")
+    assert ready.status == 503 and ready.json() == {"status": "store_unavailable"}
+    document = server.request("GET", "/api/openapi.json").json()
+    assert "503" in document["paths"]["/readyz"]["get"]["responses"]
+    assert "store_unavailable" in document["components"]["schemas"]["Status"]["properties"]["status"]["enum"]
+    assert_store_unavailable(server.request("POST", "/api/sessions", body={"unit": "counters"}))
+
+    nats.start()
+    assert poll(lambda: server.request("GET", "/readyz").status == 200), "readyz did not turn 200"
+    session = server.new_session({"unit": "counters"})["session"]
+    assert increment(server, session, 1).status == 200
+    assert counts(page(server, session))[1] == 1
