@@ -46,6 +46,7 @@ stage "build under ThreadSanitizer" build_without_warnings "${tsan_flags[@]}"
 stage "concurrency tests under ThreadSanitizer" run_tsan_tests
 stage "browser client unit tests (node)" node --test Tests/BrowserClient/
 stage "system tests: protocol, browser, shutdown (pytest)" python3 -m pytest -q -p no:cacheprovider Tests/system
+stage "cluster check: 3 NATS servers, 3 nodes, nginx; a node and a NATS server killed" scripts/check-cluster.sh
 stage "API schema: schemathesis against /api/openapi.json" scripts/check-api-schema.sh
 stage "container runtime check (debootstrap)" scripts/check-runtime-image.sh
 if [ -x Fuzz/run.sh ]; then

@@ -101,6 +101,9 @@ extension PageServer {
             throw .overloaded
         }
         restores.increment()
+        // Any other node that held it (it made the session, or served it before the balancer moved it here) drops
+        // its copy, so that it serves no stale reads.
+        store.announceOwnership(of: identifier)
         let elapsed = ContinuousClock.now - started
         logger.log(
             .debug, "session_restored",
@@ -111,6 +114,19 @@ extension PageServer {
                 ("duration_ms", .double(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
             ])
         return session
+    }
+
+    /// Drops this node's copy of a session another node announced it restored (several nodes on one store): out of
+    /// memory without a write (the store has every input acknowledged), its event streams closed without an
+    /// `expired` event, so that their clients reconnect, through the balancer, to the node that holds it now. A
+    /// later request here restores it again (and takes it back).
+    func dropCopyTakenOver(_ identifier: String) {
+        restoreLocks[Self.stripe(of: identifier, count: restoreLocks.count)].withLock { _ in
+            guard let session = sessions.remove(identifier) else { return }
+            session.expire(reason: nil)
+            takeovers.increment()
+            logger.log(.debug, "session_taken_over", [("session", .string(SessionIdentifier.redacted(identifier)))])
+        }
     }
 
     /// Takes an idle session out of memory; its log stays in the store, so its next request restores it. With a

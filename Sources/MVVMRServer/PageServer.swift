@@ -59,6 +59,8 @@ public final class PageServer: Sendable {
     let servedUnits: [String: ServedUnit]
     let expirations: Counter
     let restores: Counter
+    /// Copies dropped because another node restored their session (`mvvmr_session_takeovers_total`).
+    let takeovers: Counter
     let passivations: Counter
     let divergences: Counter
     let pageResets: Counter
@@ -118,6 +120,8 @@ public final class PageServer: Sendable {
         evictions = metrics.counter("mvvmr_session_evictions_total", help: "Sessions evicted to make room.")
         expirations = metrics.counter("mvvmr_session_expirations_total", help: "Sessions expired after their idle time.")
         restores = metrics.counter("mvvmr_session_restores_total", help: "Sessions restored from the store by replaying their logs.")
+        takeovers = metrics.counter(
+            "mvvmr_session_takeovers_total", help: "Copies of sessions dropped because another node restored them.")
         passivations = metrics.counter("mvvmr_session_passivations_total", help: "Idle sessions taken out of memory (kept in the store).")
         divergences = metrics.counter(
             "mvvmr_session_divergences_total", help: "Pages whose replay did not match their log (code changed): bound fresh.")
@@ -166,6 +170,8 @@ public final class PageServer: Sendable {
         httpConfiguration.requestHeaderTimeoutSeconds = configuration.requestHeaderTimeoutSeconds
         httpConfiguration.requestBodyTimeoutSeconds = configuration.requestBodyTimeoutSeconds
         httpConfiguration.heartbeatInterval = .seconds(configuration.heartbeatSeconds)
+        // Another node that restored one of our sessions holds it now: drop our copy (see `dropCopyTakenOver`).
+        store.observeOwnership { [weak self] identifier in self?.dropCopyTakenOver(identifier) }
         let server = HTTPServer(configuration: httpConfiguration, router: makeRouter())
         try server.start()
         http.withLock { $0 = server }

@@ -174,6 +174,11 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     private let settings: Settings
     private let logSubjectPrefix: String
     private let activitySubjectPrefix: String
+    /// Where ownership notices go: `<name>.owner.<session key>`, each carrying the announcing node's id.
+    private let ownerSubjectPrefix: String
+    /// This store's node id in ownership notices (random, so that a node ignores its own).
+    private let nodeIdentifier: [UInt8]
+    private let ownershipRouter = NATSMessageRouter()
 
     /// What this store was opened with.
     public var configuration: Settings { settings }
@@ -204,6 +209,9 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         self.settings = settings
         let subjectPrefix = settings.name.lowercased()
         logSubjectPrefix = subjectPrefix + ".session."
+        ownerSubjectPrefix = subjectPrefix + ".owner."
+        var generator = SystemRandomNumberGenerator()
+        nodeIdentifier = Array(String(generator.next(), radix: 16).utf8)
         let bucketName = settings.name + "_ACTIVITY"
         activitySubjectPrefix = "$KV." + bucketName + "."
         let router = NATSAckRouter()
@@ -222,6 +230,38 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     }
 
     private func logSubject(_ session: String) -> String { logSubjectPrefix + NATSLogFormat.key(of: session) + ".log" }
+
+    // MARK: - Ownership
+
+    /// Publishes, on core NATS, that this node now holds `session` live (`<name>.owner.<session key>`, the node's id
+    /// as the payload): the other nodes drop their copies. At most once and not waited for; a node that misses it
+    /// serves stale reads until its next write, which the fence refuses.
+    public func announceOwnership(of session: String) {
+        guard enter() else { return }
+        defer { leave() }
+        client.publishNotice(ownerSubjectPrefix + NATSLogFormat.key(of: session), nodeIdentifier)
+    }
+
+    /// Subscribes to the other nodes' ownership notices: `handler` gets each session id another node announced (on a
+    /// nats.c thread). Once per store; nats.c subscribes again by itself after a reconnect.
+    public func observeOwnership(_ handler: @escaping @Sendable (String) -> Void) {
+        guard enter() else { return }
+        defer { leave() }
+        let prefix = ownerSubjectPrefix
+        let me = nodeIdentifier
+        ownershipRouter.route { subject, payload in
+            guard payload != me, subject.hasPrefix(prefix),
+                let session = NATSLogFormat.session(ofKey: subject.dropFirst(prefix.count))
+            else { return }
+            handler(session)
+        }
+        do throws(SessionStoreError) {
+            try client.subscribe(prefix + "*", router: ownershipRouter)
+        } catch {
+            // Without notices a stale copy only serves reads until its next write (fenced): degraded, not unsafe.
+            ownershipRouter.route(to: nil)
+        }
+    }
     private func activitySubject(_ session: String) -> String { activitySubjectPrefix + NATSLogFormat.key(of: session) }
 
     // MARK: - Appending

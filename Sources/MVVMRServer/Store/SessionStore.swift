@@ -81,6 +81,12 @@ extension SessionStore {
     /// True: a store in this process or on this machine's disk is reached without a network.
     public var isAvailable: Bool { true }
 
+    /// Nothing: a store one node owns has no other node to tell.
+    public func announceOwnership(of session: String) {}
+
+    /// Nothing: a store one node owns has no other node whose announcements could arrive.
+    public func observeOwnership(_ handler: @escaping @Sendable (String) -> Void) {}
+
     /// Records that `session` was last active at `time` (see ``touch(_:)``).
     /// - Parameters:
     ///   - session: the session's id.
@@ -201,6 +207,17 @@ public protocol SessionStore: AnyObject, Sendable {
     /// Whether the store can be reached now (`/readyz` answers 503 while it cannot). A store on another machine
     /// says false while its connection is down; local stores are always available (the default).
     var isAvailable: Bool { get }
+
+    /// Tells the other nodes sharing this store that this node now holds `session` live (it restored it), so that
+    /// they drop their copies of it (see ``observeOwnership(_:)``). At most once, not waited for: a node that misses
+    /// it still cannot accept an input on its stale copy (the fence refuses it), it only serves reads from it.
+    /// - Parameter session: the session's id.
+    func announceOwnership(of session: String)
+
+    /// Calls `handler` with the id of every session another node announced it now holds, so that this node drops
+    /// its own copy rather than serve stale reads from it.
+    /// - Parameter handler: runs on the store's own thread; it must be quick and must not wait for the store.
+    func observeOwnership(_ handler: @escaping @Sendable (String) -> Void)
 
     /// Returns once every append queued before the call has completed (at once when closed).
     func flush()

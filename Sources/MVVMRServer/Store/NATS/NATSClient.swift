@@ -40,6 +40,32 @@ protocol NATSAckReceiver: AnyObject, Sendable {
     func acknowledged(message: UInt, _ ack: NATSAck)
 }
 
+/// Where the messages of a core NATS subscription go (the ownership notices): like ``NATSAckRouter``, the closure
+/// pointer nats.c calls back with, never released, with a receiver that may be gone.
+final class NATSMessageRouter: Sendable {
+    private struct Target {
+        var receiver: (@Sendable (String, [UInt8]) -> Void)?
+    }
+
+    private let target = Locked(Target())
+
+    /// Sends later messages (subject, payload) to `receiver`, or (nil) drops them.
+    func route(to receiver: (@Sendable (String, [UInt8]) -> Void)?) {
+        target.withLock { $0.receiver = receiver }
+    }
+
+    /// Hands one message to the receiver, if any.
+    func deliver(subject: String, payload: [UInt8]) {
+        target.withLock { $0.receiver }?(subject, payload)
+    }
+}
+
+/// A nats.c subscription handle, kept under a lock (it is made after `init`, and destroyed in `close()`).
+private struct SubscriptionHandle: @unchecked Sendable {
+    // @unchecked Sendable: only ever read or written under its `Locked`.
+    var pointer: OpaquePointer?
+}
+
 /// One message read back from a stream: its stream sequence, subject, headers the store reads, and payload.
 struct NATSStreamMessage: Sendable {
     let sequence: UInt64
@@ -84,6 +110,8 @@ final class NATSClient: @unchecked Sendable {
     private let bucketTimeToLiveSeconds: Int64
     /// Whether the stream and the bucket are made (and `bucket` set): once, on the first call while connected.
     private let setUp = Locked(false)
+    /// The core NATS subscription of the ownership notices, once made.
+    private let subscription = Locked(SubscriptionHandle())
 
     /// Connects to `servers` (reconnecting forever after a loss), and makes the log stream and the bucket when missing.
     /// - Parameters:
@@ -185,8 +213,39 @@ final class NATSClient: @unchecked Sendable {
         }
     }
 
+    /// Subscribes to core NATS `subject` (a wildcard is fine): each message's subject and payload go to `router`, on a
+    /// nats.c thread, at most once (core NATS keeps nothing for a node that is away). One subscription per client;
+    /// nats.c resubscribes by itself after a reconnect.
+    func subscribe(_ subject: String, router: NATSMessageRouter) throws(SessionStoreError) {
+        guard let connection else { throw SessionStoreError(.unavailable, "closed") }
+        try subscription.withLock { (handle: inout SubscriptionHandle) throws(SessionStoreError) in
+            guard handle.pointer == nil else { return }
+            var made: OpaquePointer?
+            let closure = Unmanaged.passRetained(router).toOpaque()
+            try Self.check(natsConnection_Subscribe(&made, connection, subject, natsMessageHandler, closure), "cannot subscribe to \(subject)")
+            handle.pointer = made
+        }
+    }
+
+    /// Publishes `payload` on core NATS `subject`, without waiting and without a guarantee (a notice, not a record).
+    /// - Returns: whether nats.c took it.
+    @discardableResult
+    func publishNotice(_ subject: String, _ payload: [UInt8]) -> Bool {
+        guard let connection else { return false }
+        return payload.withUnsafeBytes { bytes in
+            natsConnection_Publish(connection, subject, bytes.baseAddress, Int32(bytes.count)) == NATS_OK
+        }
+    }
+
     /// Closes the connection and frees the handles. Once only; no other call may run meanwhile or later.
     func close() {
+        subscription.withLock { handle in
+            if let pointer = handle.pointer {
+                natsSubscription_Unsubscribe(pointer)
+                natsSubscription_Destroy(pointer)
+            }
+            handle.pointer = nil
+        }
         if let bucket { kvStore_Destroy(bucket) }
         bucket = nil
         if let jetStream { jsCtx_Destroy(jetStream) }
@@ -483,6 +542,15 @@ final class NATSClient: @unchecked Sendable {
 /// Told by nats.c when a connection that could not be made at first is made (the store needs nothing then: the stream
 /// and the bucket are made on its next call).
 private let natsConnected: natsConnectionHandler = { _, _ in }
+
+private let natsMessageHandler: natsMsgHandler = { _, _, message, closure in
+    defer { natsMsg_Destroy(message) }
+    guard let message, let closure, let subject = natsMsg_GetSubject(message) else { return }
+    let router = Unmanaged<NATSMessageRouter>.fromOpaque(closure).takeUnretainedValue()
+    let length = Int(natsMsg_GetDataLength(message))
+    let payload: [UInt8] = natsMsg_GetData(message).map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+    router.deliver(subject: String(cString: subject), payload: payload)
+}
 
 /// nats.c's handler of asynchronous publishes' acknowledgements (see ``NATSAckRouter``).
 private let natsAckHandler: jsPubAckHandler = { _, message, ack, failure, closure in
