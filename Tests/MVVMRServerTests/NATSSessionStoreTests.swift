@@ -147,6 +147,31 @@ import Testing
         #expect(try second.load("b")?.records.count == 6)
     }
 
+    @Test func aNodeHearsWhichSessionsAnotherNodeTookOverButNotItsOwnNotices() throws {
+        let server = try #require(NATSTestServer.shared)
+        let settings = natsSettings(server)
+        let first = try NATSSessionStore(settings)
+        defer { first.close() }
+        let second = try NATSSessionStore(settings)
+        defer { second.close() }
+        let heardByFirst = Locked([String]())
+        let heardBySecond = Locked([String]())
+        first.observeOwnership { session in heardByFirst.withLock { $0.append(session) } }
+        second.observeOwnership { session in heardBySecond.withLock { $0.append(session) } }
+        // Subscriptions reach the server asynchronously: announce until the first notice arrives.
+        #expect(waitUntil(seconds: 5) {
+            second.announceOwnership(of: "taken")
+            return heardByFirst.withLock { $0.contains("taken") }
+        })
+        second.announceOwnership(of: "odd id/é")
+        first.announceOwnership(of: "mine")
+        #expect(waitUntil(seconds: 5) { heardByFirst.withLock { $0.contains("odd id/é") } })
+        #expect(waitUntil(seconds: 5) { heardBySecond.withLock { $0.contains("mine") } })
+        usleep(200_000)
+        #expect(!heardByFirst.withLock { $0.contains("mine") }, "a node ignores its own notices")
+        #expect(!heardBySecond.withLock { $0.contains("taken") || $0.contains("odd id/é") })
+    }
+
     @Test func anOutageFailsAppendsQuicklyAndEndsWithoutReopening() throws {
         let server = try NATSTestServer()
         let store = try NATSSessionStore(natsSettings(server, waitMilliseconds: 1_000))
