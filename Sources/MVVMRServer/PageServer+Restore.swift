@@ -196,6 +196,19 @@ extension PageServer {
         }
         // Their memory is free now, but scattered through the heap: give its pages back (see FreedMemory).
         if released >= FreedMemory.sessionsWorthReleasing { FreedMemory.release() }
+        if store.isShared {
+            // A session held open here by an event stream, with no input for a while, is not idle: say so in the
+            // store, or another node's sweep would find its activity old and delete it under this node.
+            let streaming = sessions.identifiersWithOpenStreams()
+            if !streaming.isEmpty {
+                let now = SystemTime.secondsSince1970()
+                do throws(SessionStoreError) {
+                    try store.touch(streaming.map { SessionActivity(session: $0, time: now) })
+                } catch {
+                    logger.log(.warning, "store_unavailable", [("operation", "touch"), ("error", .string(error.description))])
+                }
+            }
+        }
         let cutoff = SystemTime.secondsSince1970() - Int64(timeToLive.components.seconds)
         do throws(SessionStoreError) {
             while true {

@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import free_port
+from conftest import EventReader, free_port
 
 
 class NATSServer:
@@ -192,3 +192,22 @@ def test_a_node_started_while_nats_is_down_is_not_ready_until_nats_is_up(start_s
     session = server.new_session({"unit": "counters"})["session"]
     assert increment(server, session, 1).status == 200
     assert counts(page(server, session))[1] == 1
+
+
+def test_a_session_held_open_by_a_stream_on_one_node_is_not_expired_by_anothers_sweep(start_server, nats):
+    """A session with an event stream open never goes idle on its node, however long since its last input. With a
+    shared store the other nodes sweep its idle sessions too, from the activity the store holds: the node with the
+    stream keeps that fresh, so they leave the session alone. A session with no stream still expires."""
+    settings = {"SESSION_STORE": nats.url, "SESSION_TTL_SECONDS": 3}
+    one, two = start_server(settings), start_server(settings)
+    held = one.new_session({"unit": "counters"})
+    idle = one.new_session({"unit": "counters"})["session"]
+    stream = EventReader(one.port, held["session"], last_event_id=held["page"]["seq"])
+    assert stream.status == 200
+    try:
+        time.sleep(8)  # well past the idle time: both nodes' sweeps (every second) have run several times
+        assert two.request("GET", "/api/session", session=idle).status == 404, "an idle session expires"
+        assert two.request("GET", "/api/session", session=held["session"]).status == 200, \
+            "the other node's sweep deleted a session a stream holds open"
+    finally:
+        stream.close()

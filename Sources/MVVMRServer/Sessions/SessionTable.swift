@@ -196,6 +196,12 @@ final class SessionTable<Entry: Sendable>: Sendable {
         }
     }
 
+    /// The ids of the sessions with an event stream open: they never go idle here, however long since their last
+    /// input (a sweep keeps their activity fresh in a store other nodes sweep too).
+    func identifiersWithOpenStreams() -> [String] {
+        state.withLock { state in state.nodes.compactMap { $0.value.openStreams > 0 ? $0.key : nil } }
+    }
+
     /// Every entry (for shutdown and metrics).
     func allEntries() -> [Entry] {
         state.withLock { $0.nodes.values.map(\.entry) }

@@ -189,6 +189,9 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     /// It keeps every record in JetStream.
     public var keepsSessions: Bool { true }
 
+    /// Several nodes share it.
+    public var isShared: Bool { true }
+
     /// Whether the connection to NATS is up (false while it reconnects, and once closed).
     public var isAvailable: Bool {
         guard enter() else { return false }

@@ -81,6 +81,9 @@ extension SessionStore {
     /// True: a store in this process or on this machine's disk is reached without a network.
     public var isAvailable: Bool { true }
 
+    /// False: a store in this process or on this machine's disk is this node's alone.
+    public var isShared: Bool { false }
+
     /// Nothing: a store one node owns has no other node to tell.
     public func announceOwnership(of session: String) {}
 
@@ -207,6 +210,10 @@ public protocol SessionStore: AnyObject, Sendable {
     /// Whether the store can be reached now (`/readyz` answers 503 while it cannot). A store on another machine
     /// says false while its connection is down; local stores are always available (the default).
     var isAvailable: Bool { get }
+
+    /// Whether other nodes use the same store (and sweep its idle sessions too): a node then keeps the activity of
+    /// the sessions it holds open with event streams fresh in it, so that no other node expires them.
+    var isShared: Bool { get }
 
     /// Tells the other nodes sharing this store that this node now holds `session` live (it restored it), so that
     /// they drop their copies of it (see ``observeOwnership(_:)``). At most once, not waited for: a node that misses
