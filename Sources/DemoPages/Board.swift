@@ -32,7 +32,7 @@ extension Topic where Value == BoardPost {
 }
 
 /// One message as a board shows it: numbered by the board in the order it arrived.
-struct BoardMessage: JSONRepresentable, Equatable {
+struct BoardMessage: JSONRepresentable, Equatable, Codable, Sendable {
     /// Its number on this board (1 for the first that arrived): the list's identity.
     let id: Int
     /// Who posted it.
@@ -44,7 +44,7 @@ struct BoardMessage: JSONRepresentable, Equatable {
 }
 
 /// The board's messages so far: the latest ``limit``, and how many arrived.
-struct BoardMessages: Equatable {
+struct BoardMessages: Equatable, Codable, Sendable {
     /// The most messages a board shows.
     static let limit = 50
 
@@ -72,6 +72,17 @@ struct BoardDraft {
 enum BoardDraftEvent {
     case edit(String)
     case post
+}
+
+/// What a board is, written down for a session snapshot (the board is a ``RestorableViewModel``: a board open for
+/// long receives many messages, and its session's log is compacted instead of growing with each one).
+struct BoardState: Codable, Sendable, Equatable {
+    /// The name the board posts as.
+    let author: String
+    /// The draft being typed.
+    let draft: String
+    /// The messages received.
+    let messages: BoardMessages
 }
 
 /// The board's limits and helpers.
@@ -129,22 +140,42 @@ struct BoardView: View {
 }
 
 /// Keeps the draft, posts it on the `board` topic, and lists what the topic brings (its own posts too).
-final class BoardViewModel: ViewModel {
-    private let author: String
+final class BoardViewModel: RestorableViewModel {
+    private let initial: BoardState
     private let posts: Signal<BoardPost>
+    /// The latest draft and messages, as the scans left them.
+    private let latestDraft: LatestState<String>
+    private let latestMessages: LatestState<BoardMessages>
 
     init(context: UnitContext) {
         // From the page's seeded random source: the same name on every replay of the session.
         let bits = context.random.next()
         let digits = String(bits & 0xffff, radix: 16)
-        author = "guest-" + String(repeating: "0", count: 4 - digits.count) + digits
+        let author = "guest-" + String(repeating: "0", count: 4 - digits.count) + digits
+        initial = BoardState(author: author, draft: "", messages: BoardMessages())
         posts = context.messages(on: .board)
+        latestDraft = LatestState("")
+        latestMessages = LatestState(BoardMessages())
+    }
+
+    init(context: UnitContext, restoring savedState: BoardState) {
+        initial = savedState
+        posts = context.messages(on: .board)
+        latestDraft = LatestState(savedState.draft)
+        latestMessages = LatestState(savedState.messages)
+    }
+
+    /// Always at a quiet point: a board waits for nothing.
+    var savedState: BoardState? {
+        BoardState(author: initial.author, draft: latestDraft.value, messages: latestMessages.value)
     }
 
     func transform(_ input: BoardInput) -> BoardOutput {
-        let author = self.author
+        let author = initial.author
+        let latestDraft = self.latestDraft
+        let latestMessages = self.latestMessages
         let draft = Signal.merge(input.draft.map { BoardDraftEvent.edit($0) }, input.post.map { BoardDraftEvent.post })
-            .scan(BoardDraft()) { state, event in
+            .scan(BoardDraft(text: initial.draft)) { state, event in
                 switch event {
                 case .edit(let text):
                     return BoardDraft(text: text, posted: nil)
@@ -155,12 +186,20 @@ final class BoardViewModel: ViewModel {
                     return BoardDraft(text: "", posted: BoardPost(author: author, text: text))
                 }
             }
-        let messages = posts.scan(BoardMessages()) { $0.adding($1) }
-            .map(\.messages)
-            .asDriver(startingWith: [])
+        let messages = posts.scan(initial.messages) { messages, post in
+            let next = messages.adding(post)
+            latestMessages.value = next
+            return next
+        }
+        .map(\.messages)
+        .asDriver(startingWith: initial.messages.messages)
+        let text = draft.map { state in
+            latestDraft.value = state.text
+            return state.text
+        }
         return BoardOutput(
             author: .just(author),
-            draft: draft.map(\.text).asDriver(startingWith: "").distinctUntilChanged(),
+            draft: text.asDriver(startingWith: initial.draft).distinctUntilChanged(),
             messages: messages,
             count: messages.map(\.count),
             post: draft.compactMap(\.posted))

@@ -194,6 +194,33 @@ import Testing
         }
     }
 
+    @Test func aBoardIsWrittenDownInASnapshotAndGoesOnFromItLikeOneReplayedFromItsLog() throws {
+        let node = Node()
+        defer { node.session.releaseAll() }
+        try node.session.start(at: .board)
+        for number in 1...60 {
+            node.session.receive(TopicMessage(topic: "board", value: ["author": "guest-0003", "text": .string("#\(number)")]))
+        }
+        try node.session.perform("draft", value: "half typed", on: "board")
+        // A board waits for nothing: its session can be written down however many messages it took.
+        let snapshot = try #require(node.session.takeSnapshot())
+        let stored = try SessionSnapshot(json: try JSONValue(parsing: snapshot.json.jsonBytes))
+        let fromSnapshot = PageSession(registry: DemoApp.registry, services: demoServices(), clock: .virtual)
+        let fromLog = PageSession(registry: DemoApp.registry, services: demoServices(), clock: .virtual)
+        defer { fromSnapshot.releaseAll(); fromLog.releaseAll() }
+        #expect(fromSnapshot.restore(from: stored, records: []).divergedUnits.isEmpty)
+        #expect(fromLog.restore(from: node.log).divergedUnits.isEmpty)
+        #expect(fromSnapshot.pages == node.session.pages && fromLog.pages == node.session.pages)
+        #expect(node.board?["messages"]?[0]?["text"] == "#11")
+        // Both go on alike: the next message, and the draft posted.
+        let next = TopicMessage(topic: "board", value: ["author": "guest-0004", "text": "next"])
+        #expect(fromSnapshot.receive(next) != nil && fromLog.receive(next) != nil)
+        let posted = try fromSnapshot.perform("post", on: "board")
+        let expected = try fromLog.perform("post", on: "board")
+        #expect(posted.patch == expected.patch && posted.sequence == expected.sequence)
+        #expect(fromSnapshot.pages == fromLog.pages)
+    }
+
     @Test func theSameInputsOnFreshPairsGiveTheSameViewsRevisionsAndSequences() throws {
         func run() throws -> ([PageSnapshot], Int, [InputRecord]) {
             let node = Node()

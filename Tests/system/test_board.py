@@ -23,6 +23,13 @@ def poll(check, timeout=10, interval=0.05):
         time.sleep(interval)
 
 
+def metric(server, name):
+    for line in server.request("GET", "/metrics").body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0
+
+
 def board(server, session):
     response = server.request("GET", "/api/pages/board", session=session)
     assert response.status == 200, response
@@ -131,7 +138,11 @@ def test_bad_input_changes_nothing(start_server):
     assert board(server, listener)["view"]["messages"] == []
 
 
-def test_boards_come_back_with_their_messages_after_kill_9(start_server, store_settings):
+@pytest.mark.parametrize("compaction", [{}, {"SNAPSHOT_AFTER_RECORDS": 4}], ids=["replayed", "from-snapshot"])
+def test_boards_come_back_with_their_messages_after_kill_9(start_server, store_settings, compaction):
+    """Replayed from the whole log, or (a snapshot every 4 records: the board saves its state) from a snapshot and
+    the records after it."""
+    store_settings = {**store_settings, **compaction}
     server = start_server(store_settings)
     first = server.new_session({"unit": "board"})["session"]
     second = server.new_session({"unit": "board"})["session"]
@@ -141,6 +152,8 @@ def test_boards_come_back_with_their_messages_after_kill_9(start_server, store_s
     for session in (first, second):
         assert poll(lambda: texts(board(server, session)["view"]) == ["one", "two", "three"])
     views = {session: board(server, session) for session in (first, second)}
+    if compaction:
+        assert poll(lambda: metric(server, "mvvmr_session_compactions_total") >= 2)
     server.process.send_signal(signal.SIGKILL)
     server.process.wait()
 
