@@ -156,3 +156,14 @@ extension UnitCase {
         #expect(onBus.withLock { $0 } == 1)
     }
 }
+
+@Suite struct ServerPublishTests {
+    @Test func aServiceMayPublishThroughTheServerOnItsBus() async throws {
+        let bus = InProcessTopicBus()
+        let server = PageServer(units: [.shout], root: .shout, topicBus: bus)
+        let onBus = Locked<[String]>([])
+        _ = bus.subscribe(to: "shouts") { payload in onBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) } }
+        try server.publish("from a service", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { onBus.withLock { $0 } == [#""from a service""#] })
+    }
+}
