@@ -95,6 +95,34 @@ extension UnitCase {
         #expect(sessions[2].pages.inputNumber == 1)
     }
 
+    @Test func concurrentPostsReachEveryListeningSessionOnceEachInEachPublishersOrder() async throws {
+        let bus = InProcessTopicBus()
+        let fanout = TopicFanout(bus: bus)
+        let sessions = (0..<4).map { _ in
+            ServerSession(identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
+        }
+        defer { for session in sessions { session.expire(reason: nil) } }
+        for session in sessions {
+            session.joinTopics(fanout)
+            try session.pages.start()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for (index, session) in sessions.enumerated() {
+                group.addTask {
+                    for number in 0..<25 { _ = try? session.pages.perform("say", value: .string("\(index)-\(number)"), on: "shout") }
+                }
+            }
+        }
+        #expect(await Self.eventually { sessions.allSatisfy { Self.heard($0)?.arrayValue?.count == 100 } })
+        for session in sessions {
+            let heard = (Self.heard(session)?.arrayValue ?? []).compactMap(\.stringValue)
+            #expect(Set(heard).count == 100)
+            for index in 0..<4 {
+                #expect(heard.filter { $0.hasPrefix("\(index)-") } == (0..<25).map { "\(index)-\($0)" })
+            }
+        }
+    }
+
     @Test func aReleasedSessionLeavesTheTopicAndTheLastOneEndsTheBusSubscription() throws {
         let bus = InProcessTopicBus()
         let fanout = TopicFanout(bus: bus)
