@@ -445,8 +445,10 @@ final class SessionCore {
                 found.mismatched.append(unit.name)
             }
         }
-        // A route a page emitted while bound again is not a navigation of the session (the stack is the snapshot's).
+        // A route a page emitted while bound again is not a navigation of the session (the stack is the snapshot's),
+        // nor a value it published a publication of the session (what the saved page published went out then).
         while turn.takeNavigation() != nil {}
+        _ = turn.topics.takePublications()
         _ = turn.takeWork()
         turn.clearChangedDocuments()
         bindCount = snapshot.bindCount
@@ -490,6 +492,7 @@ final class SessionCore {
         forward = []
         scheduler.cancelAll()
         _ = turn.takeWork()
+        _ = turn.topics.takePublications()
         while turn.takeNavigation() != nil {}
         turn.clearChangedDocuments()
     }
