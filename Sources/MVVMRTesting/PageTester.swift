@@ -209,7 +209,8 @@ public final class PageTester {
             do {
                 return try JSONValueDecoder().decode(Value.self, from: message.value)
             } catch {
-                Issue.record("\(message.value.jsonString) is not a \(Value.self): \(error)", sourceLocation: sourceLocation)
+                Issue.record(
+                    "\(message.value.jsonString) is not a \(Value.self): \(error)", sourceLocation: sourceLocation)
                 return nil
             }
         }

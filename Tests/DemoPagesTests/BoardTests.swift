@@ -11,9 +11,10 @@ import Testing
         let author = try #require(tester.view["author"]?.stringValue)
         #expect(author.hasPrefix("guest-") && author.count == 10)
         #expect(tester.view == ["author": .string(author), "draft": "", "messages": [], "count": 0])
-        #expect(tester.actions == [
-            ActionDescriptor(name: "draft", valueType: .string), ActionDescriptor(name: "post", valueType: .none),
-        ])
+        #expect(
+            tester.actions == [
+                ActionDescriptor(name: "draft", valueType: .string), ActionDescriptor(name: "post", valueType: .none),
+            ])
         // The same session seed gives the same name: a replay shows who posted.
         #expect(try PageTester(.board, services: demoServices()).view["author"]?.stringValue == author)
     }
@@ -160,7 +161,7 @@ import Testing
         defer { node.session.releaseAll() }
         try node.session.start(at: .board)
         #expect(node.listening.withLock { $0 } == ["board"])
-        try node.session.start(at: .home)   // a root navigation releases the board
+        try node.session.start(at: .home)  // a root navigation releases the board
         #expect(node.listening.withLock { $0 }.isEmpty)
         let before = node.session.inputNumber
         #expect(node.session.receive(TopicMessage(topic: "board", value: ["author": "a", "text": "b"])) == nil)
@@ -199,7 +200,8 @@ import Testing
         defer { node.session.releaseAll() }
         try node.session.start(at: .board)
         for number in 1...60 {
-            node.session.receive(TopicMessage(topic: "board", value: ["author": "guest-0003", "text": .string("#\(number)")]))
+            node.session.receive(
+                TopicMessage(topic: "board", value: ["author": "guest-0003", "text": .string("#\(number)")]))
         }
         try node.session.perform("draft", value: "half typed", on: "board")
         // A board waits for nothing: its session can be written down however many messages it took.

@@ -60,7 +60,9 @@ extension UnitCase {
     @Test func theInProcessBusDeliversEveryMessageInOrderUntilUnsubscribed() async {
         let bus = InProcessTopicBus()
         let seen = Locked<[String]>([])
-        let subscription = bus.subscribe(to: "t") { payload in seen.withLock { $0.append(String(decoding: payload, as: UTF8.self)) } }
+        let subscription = bus.subscribe(to: "t") { payload in
+            seen.withLock { $0.append(String(decoding: payload, as: UTF8.self)) }
+        }
         let other = bus.subscribe(to: "u") { _ in seen.withLock { $0.append("wrong topic") } }
         for number in 1...20 { bus.publish(Array("\(number)".utf8), on: "t") }
         #expect(await Self.eventually { seen.withLock { $0.count } == 20 })
@@ -89,7 +91,7 @@ extension UnitCase {
         try sessions[1].pages.start()
         try sessions[2].pages.start(at: .echo)
         #expect(fanout.listenerCount(of: "shouts") == 2)
-        #expect(bus.subscriberCount(of: "shouts") == 1)   // one bus subscription per node, not per session
+        #expect(bus.subscriberCount(of: "shouts") == 1)  // one bus subscription per node, not per session
         try sessions[1].pages.perform("say", value: "hello", on: "shout")
         #expect(await Self.eventually { Self.heard(sessions[0]) == ["hello"] && Self.heard(sessions[1]) == ["hello"] })
         #expect(sessions[2].pages.inputNumber == 1)
@@ -109,7 +111,9 @@ extension UnitCase {
         await withTaskGroup(of: Void.self) { group in
             for (index, session) in sessions.enumerated() {
                 group.addTask {
-                    for number in 0..<25 { _ = try? session.pages.perform("say", value: .string("\(index)-\(number)"), on: "shout") }
+                    for number in 0..<25 {
+                        _ = try? session.pages.perform("say", value: .string("\(index)-\(number)"), on: "shout")
+                    }
                 }
             }
         }
@@ -126,8 +130,10 @@ extension UnitCase {
     @Test func aReleasedSessionLeavesTheTopicAndTheLastOneEndsTheBusSubscription() throws {
         let bus = InProcessTopicBus()
         let fanout = TopicFanout(bus: bus)
-        let first = ServerSession(identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
-        let second = ServerSession(identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
+        let first = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
+        let second = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
         for session in [first, second] {
             session.joinTopics(fanout)
             try session.pages.start()
@@ -135,7 +141,7 @@ extension UnitCase {
         first.expire(reason: nil)
         #expect(fanout.listenerCount(of: "shouts") == 1)
         #expect(first.receive(TopicMessage(topic: "shouts", value: "late")) == false)
-        try second.pages.start(at: .echo)   // a root navigation releases the shout page
+        try second.pages.start(at: .echo)  // a root navigation releases the shout page
         #expect(fanout.listenerCount(of: "shouts") == 0)
         #expect(bus.subscriberCount(of: "shouts") == 0)
         second.expire(reason: nil)
@@ -150,7 +156,9 @@ extension UnitCase {
         defer { session.expire(reason: nil) }
         session.joinTopics(fanout)
         let onBus = Locked<[String]>([])
-        _ = bus.subscribe(to: "shouts") { payload in onBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) } }
+        _ = bus.subscribe(to: "shouts") { payload in
+            onBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) }
+        }
         try session.pages.start()
         store.complete(1, with: .success(()))
         try session.pages.perform("say", value: "wait for it", on: "shout")
@@ -190,7 +198,9 @@ extension UnitCase {
         let bus = InProcessTopicBus()
         let server = PageServer(units: [.shout], root: .shout, topicBus: bus)
         let onBus = Locked<[String]>([])
-        _ = bus.subscribe(to: "shouts") { payload in onBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) } }
+        _ = bus.subscribe(to: "shouts") { payload in
+            onBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) }
+        }
         try server.publish("from a service", on: .shouts)
         #expect(await TopicFanoutTests.eventually { onBus.withLock { $0 } == [#""from a service""#] })
     }

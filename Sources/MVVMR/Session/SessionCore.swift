@@ -306,7 +306,8 @@ final class SessionCore {
         }
     }
 
-    /// Delivers a value published on a topic to every page subscribed to it, as one input (``SessionInput/topic(name:value:)``).
+    /// Delivers a value published on a topic to every page subscribed to it, as one input
+    /// (``SessionInput/topic(name:value:)``).
     /// - Returns: whether a page is subscribed (a message nobody here listens to is no input and changes nothing).
     @discardableResult
     func receive(_ message: TopicMessage) -> Bool {
