@@ -205,3 +205,21 @@ extension UnitCase {
         #expect(await TopicFanoutTests.eventually { onBus.withLock { $0 } == [#""from a service""#] })
     }
 }
+
+@Suite struct TopicLimitsTests {
+    @Test func aPayloadThatIsNotJSONOrTooLargeIsDroppedAndTheNextOneArrives() async throws {
+        let bus = InProcessTopicBus()
+        let fanout = TopicFanout(bus: bus)
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: TopicFanoutTests.registry, services: Services())
+        defer { session.expire(reason: nil) }
+        session.joinTopics(fanout)
+        try session.pages.start()
+        bus.publish(Array("not json".utf8), on: "shouts")
+        bus.publish(
+            Array(("\"" + String(repeating: "x", count: TopicFanout.maxPayloadBytes) + "\"").utf8), on: "shouts")
+        bus.publish(Array(#""fine""#.utf8), on: "shouts")
+        #expect(await TopicFanoutTests.eventually { TopicFanoutTests.heard(session) == ["fine"] })
+        #expect(session.pages.inputNumber == 2)
+    }
+}

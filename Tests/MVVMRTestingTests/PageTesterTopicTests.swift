@@ -35,3 +35,46 @@ import Testing
         }
     }
 }
+
+struct BadTopicView: View {
+    func bind(_ output: NotesOutput, to page: Page) {
+        page.bind(output.last, at: "/last")
+    }
+
+    func input(from actions: Actions) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
+}
+
+final class BadTopicViewModel: ViewModel {
+    private let notes: Signal<String>
+    init(context: UnitContext) { notes = context.messages(on: Topic<String>("not a name!")) }
+
+    func transform(_ input: NotesInput) -> NotesOutput {
+        NotesOutput(last: notes.asDriver(startingWith: ""), said: input.say)
+    }
+}
+
+struct BadPublishView: View {
+    func input(from actions: Actions) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
+
+    func bind(_ output: NotesOutput, to page: Page) {
+        page.publish(output.said, on: Topic<String>("mvvmr.topic.x"))
+    }
+}
+
+@Suite struct InvalidTopicNameTests {
+    @Test(arguments: [
+        UnitCase("badListen", view: BadTopicView.self, viewModel: BadTopicViewModel.self),
+        UnitCase("badPublish", view: BadPublishView.self, viewModel: NotesViewModel.self),
+    ])
+    func aPageUsingATopicWhoseNameIsNotValidFailsToBind(unit: UnitCase) {
+        let session = PageSession(registry: UnitRegistry(root: unit, units: []), clock: .virtual)
+        defer { session.releaseAll() }
+        #expect(throws: PageError.self) { try session.start() }
+        do {
+            try session.start()
+        } catch {
+            #expect(error.code == .bindingFailed)
+            #expect(error.message.contains("is not a topic name"))
+        }
+    }
+}

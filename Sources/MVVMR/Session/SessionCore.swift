@@ -772,6 +772,8 @@ final class SessionCore {
             turn.truncate(workCount: queued.work, navigationCount: queued.navigations)
             return error
         }
+        // Only what this binding tries counts (a name a stream connected later tried is dropped with it).
+        _ = turn.topics.takeInvalidNames()
         do {
             var states = savedStates.map { ArraySlice($0) }
             try bindPairs(
@@ -787,6 +789,10 @@ final class SessionCore {
         }
         if let failure = document.bindingFailures.first {
             throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(failure)"))
+        }
+        if let name = turn.topics.takeInvalidNames().first {
+            let reason = "\"\(name)\" is not a topic name (letters, digits, - and _)"
+            throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(reason)"))
         }
         document.startRecording()
         return BoundPage(

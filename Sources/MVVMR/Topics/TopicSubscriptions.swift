@@ -20,6 +20,9 @@ final class TopicSubscriptions {
     private var nextID = 0
     /// The values published by pages during the input being applied, in order.
     private(set) var publications: [TopicMessage] = []
+    /// The names that are not topic names (``TopicName/isValid(_:)``) pages tried to listen to since the last
+    /// ``takeInvalidNames()``: a page binding with one fails, as it would fail on a server whose bus cannot carry it.
+    private var invalidNames: [String] = []
     /// Called, inside the lock, when a topic gains its first subscriber (true) or loses its last (false).
     var interestChanged: ((String, Bool) -> Void)?
 
@@ -35,6 +38,10 @@ final class TopicSubscriptions {
 
     /// Registers `deliver` for `topic` on behalf of the page of `unit`, until the subscription is disposed.
     func subscribe(to topic: String, unit: String, deliver: @escaping (JSONValue) -> Void) -> Subscription {
+        guard TopicName.isValid(topic) else {
+            invalidNames.append(topic)
+            return .empty
+        }
         let id = nextID
         nextID &+= 1
         let isFirst = handlers[topic, default: []].isEmpty
@@ -61,6 +68,13 @@ final class TopicSubscriptions {
         for handler in current where handlers[topic]?.contains(where: { $0.id == handler.id }) == true {
             handler.deliver(value)
         }
+    }
+
+    /// Takes the invalid names pages tried to listen to since the last call.
+    func takeInvalidNames() -> [String] {
+        if invalidNames.isEmpty { return [] }
+        defer { invalidNames = [] }
+        return invalidNames
     }
 
     /// Queues a value a page published during the input being applied.

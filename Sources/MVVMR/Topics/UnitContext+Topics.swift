@@ -9,7 +9,8 @@ extension UnitContext {
     /// showed. The page subscribes when the signal is connected (the page's bindings connect it) and stops when
     /// the page is released. Only live sessions receive: a page shows the messages published while it was bound
     /// and its session was in memory, not those published before. Outside a session (a ViewModel tested alone)
-    /// it never emits.
+    /// it never emits. A page that listens, when it is bound, to a topic whose name is not valid
+    /// (``TopicName/isValid(_:)``) fails to bind (`binding_failed`), in a test as on a server.
     ///
     /// ```swift
     /// let messages = context.messages(on: .board).scan([BoardPost]()) { ($0 + [$1]).suffix(50) }

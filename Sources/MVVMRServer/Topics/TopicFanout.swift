@@ -21,6 +21,10 @@ final class TopicFanout: Sendable {
         var subscription: TopicBusSubscription?
     }
 
+    /// The largest message this node publishes or takes from the bus, as JSON text (64 KiB): a page's values come
+    /// from action values (16 KiB at most by default); anything larger on the bus is some other publisher's.
+    static let maxPayloadBytes = 65_536
+
     let bus: any TopicBus
     private let topics = Locked<[String: TopicState]>([:])
     /// Counts messages published and messages handed to sessions.
@@ -68,8 +72,10 @@ final class TopicFanout: Sendable {
     /// Publishes `message` on the bus (every listener on every node gets it, this node's too).
     func publish(_ message: TopicMessage) {
         guard TopicName.isValid(message.topic) else { return }
+        let payload = message.value.jsonBytes
+        guard payload.count <= Self.maxPayloadBytes else { return }
         published?.increment()
-        bus.publish(message.value.jsonBytes, on: message.topic)
+        bus.publish(payload, on: message.topic)
     }
 
     /// The sessions listening to `topic` on this node (tests).
@@ -79,8 +85,10 @@ final class TopicFanout: Sendable {
 
     /// Hands a message from the bus to every session listening to `topic`, each as an input of its own.
     private func deliver(_ payload: [UInt8], on topic: String) {
-        // A payload that is not JSON (another node's bug, a foreign publisher) is dropped.
-        guard let value = try? JSONValue(parsing: payload, maxDepth: 64) else { return }
+        // A payload that is not JSON, or too large (another node's bug, a foreign publisher), is dropped.
+        guard payload.count <= Self.maxPayloadBytes, let value = try? JSONValue(parsing: payload, maxDepth: 64) else {
+            return
+        }
         let sessions = topics.withLock { topics in topics[topic]?.listeners.values.compactMap(\.session) ?? [] }
         let message = TopicMessage(topic: topic, value: value)
         for session in sessions where session.receive(message) { delivered?.increment() }
