@@ -18,9 +18,13 @@
 /// - After `unsubscribe` returns, the handler may still run for a message already being delivered, never for
 ///   one published later.
 ///
-/// A NATS implementation maps a topic to the core subject `mvvmr.topic.<name>` (names are one subject token:
-/// ``TopicName/isValid(_:)``); at-most-once delivery is what the board needs (a session that misses a message
-/// while it is away shows what arrives after).
+/// A NATS implementation maps a topic to the core (not JetStream) subject `mvvmr.topic.<name>` (names are one
+/// subject token: ``TopicName/isValid(_:)``): `publish` is `natsConnection_Publish`, `subscribe` is
+/// `natsConnection_Subscribe` with a callback (nats.c calls it on the subscription's own thread, one message at a
+/// time, as promised above), `unsubscribe` is `natsSubscription_Unsubscribe` then `natsSubscription_Destroy`. The
+/// connection must echo (nats.c's default; no `natsOptions_SetNoEcho`): this node's own sessions get their
+/// messages through the bus like every other node's, never by a local short cut. At-most-once delivery is what
+/// topics promise (a session that misses a message while it is away shows what arrives after).
 public protocol TopicBus: Sendable {
     /// Publishes `payload` on `topic`, to every subscriber on every node.
     /// - Parameters:
