@@ -164,3 +164,21 @@ def test_boards_come_back_with_their_messages_after_kill_9(start_server, store_s
     post(restarted, second, "four")
     for session in (first, second):
         assert poll(lambda: texts(board(restarted, session)["view"]) == ["one", "two", "three", "four"])
+
+
+def test_a_passivated_board_receives_nothing_while_away_and_comes_back_as_it_was(start_server, store_settings):
+    # Room for two sessions in memory: a third one passivates the least recently used (kept in the store).
+    server = start_server({**store_settings, "MAX_SESSIONS": 2})
+    away = server.new_session({"unit": "board"})["session"]
+    post(server, away, "before")
+    assert poll(lambda: texts(board(server, away)["view"]) == ["before"])
+    stays = server.new_session({"unit": "board"})["session"]
+    board(server, stays)
+    server.new_session()  # the third: `away` is passivated
+    assert poll(lambda: metric(server, "mvvmr_session_passivations_total") >= 1)
+    post(server, stays, "while away")
+    assert poll(lambda: texts(board(server, stays)["view"]) == ["while away"])
+    # Restored from its log: what it had, and nothing of what was posted while it was out of memory.
+    assert texts(board(server, away)["view"]) == ["before"]
+    post(server, stays, "after")
+    assert poll(lambda: texts(board(server, away)["view"]) == ["before", "after"])
