@@ -14,7 +14,7 @@ public enum DemoApp {
 
     /// Every page a client can open, root first. The dashboard's parts are not pages of their own.
     public static let units: [UnitCase] = [
-        .home, .greeting, .demo, .login, .main, .settings, .employees, .counters, .dashboard,
+        .home, .greeting, .demo, .login, .main, .settings, .employees, .counters, .dashboard, .board,
     ]
 
     /// The registry of `units` with `root`.

@@ -68,6 +68,9 @@ final class HomeViewModel: ViewModel {
         HomeMenuItem(
             unit: .dashboard, title: "Dashboard",
             summary: "Three sub-views with their own ViewModels: a ticking clock, quotes and stats."),
+        HomeMenuItem(
+            unit: .board, title: "Board",
+            summary: "A shared board: a message posted in one session appears live in every session that has it open."),
     ]
 
     init(context: UnitContext) {}

@@ -82,6 +82,8 @@ extension PageServer {
             }
         }
         session.pages.goLive()
+        // Live from here: its pages' topics are registered now (the replay subscribed nothing and published nothing).
+        session.joinTopics(topicFanout)
         if !report.divergedUnits.isEmpty {
             // The fresh pages are acknowledged (read) right away: wait for their records.
             session.waitUntilStored(session.pages.inputNumber)

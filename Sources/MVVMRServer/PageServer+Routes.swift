@@ -267,6 +267,7 @@ extension PageServer {
         let session = ServerSession(
             identifier: SessionIdentifier.generate(), registry: registry, services: services, sharedLimits: sharedSessionLimits,
             store: store, compaction: compaction)
+        session.joinTopics(topicFanout)
         let started: NavigationResult
         do throws(PageError) {
             started = try session.pages.start(at: unit, parameters: parameters)

@@ -67,6 +67,8 @@ public final class PageServer: Sendable {
     let storeFailures: Counter
     /// When and where sessions' logs are compacted (`SNAPSHOT_AFTER_RECORDS`), with its counter.
     let compaction: SessionCompaction
+    /// Which live sessions listen to which topic, over the topic bus.
+    let topicFanout: TopicFanout
 
     /// Creates a server; nothing listens until ``start()``.
     /// - Parameters:
@@ -75,10 +77,13 @@ public final class PageServer: Sendable {
     ///   - services: the Model layer, handed to every ViewModel.
     ///   - configuration: the settings.
     ///   - logger: where request lines go; standard output at the configured level by default.
+    ///   - store: where sessions' input logs are kept; in memory by default.
+    ///   - topicBus: what carries topic messages between sessions (and nodes); an ``InProcessTopicBus`` (this
+    ///     node only) by default.
     public init(
         units: [UnitCase], root: UnitCase, services: Services = Services(),
         configuration: ServerConfiguration = ServerConfiguration(), logger: Logger? = nil,
-        store: (any SessionStore)? = nil
+        store: (any SessionStore)? = nil, topicBus: (any TopicBus)? = nil
     ) {
         self.store = store ?? MemorySessionStore()
         let allUnits = units.contains(root) ? units : [root] + units
@@ -137,6 +142,13 @@ public final class PageServer: Sendable {
                 "mvvmr_session_compactions_total",
                 help: "Session logs compacted: a snapshot saved in place of the records it stands for."),
             logger: self.logger)
+        topicFanout = TopicFanout(
+            bus: topicBus ?? InProcessTopicBus(),
+            published: metrics.counter(
+                "mvvmr_topic_messages_published_total", help: "Topic messages published by this node's sessions."),
+            delivered: metrics.counter(
+                "mvvmr_topic_messages_delivered_total",
+                help: "Topic messages taken by this node's sessions as inputs (one per session)."))
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
         metrics.gauge("mvvmr_pages_live", help: "Live pages across all sessions.") { [sessions] in
             Double(sessions.allEntries().reduce(0) { $0 + $1.pages.livePageCount })
@@ -147,6 +159,16 @@ public final class PageServer: Sendable {
         metrics.gauge("mvvmr_sse_clients", help: "Open event streams.") { [weak self] in
             Double(self?.openStreams.load(ordering: .relaxed) ?? 0)
         }
+    }
+
+    /// Publishes `value` on `topic` from outside any session (a service, a job): every live session on every node
+    /// whose pages listen to the topic receives it as an input.
+    /// - Parameters:
+    ///   - value: the value.
+    ///   - topic: the topic.
+    /// - Throws: `JSONValueCodingError` when the value cannot be encoded as JSON.
+    public func publish<Value>(_ value: Value, on topic: Topic<Value>) throws(JSONValueCodingError) {
+        topicFanout.publish(TopicMessage(topic: topic.name, value: try JSONValueEncoder().encode(value)))
     }
 
     /// The port the server listens on (the real one when configured with port 0); 0 before ``start()``.

@@ -16,3 +16,28 @@ final class EventLog: Sendable {
         }
     }
 }
+
+/// Collects the values a session's pages publish, from its topic listener.
+final class PublicationLog: Sendable {
+    private let messages = Mutex<[TopicMessage]>([])
+
+    func append(_ message: TopicMessage) {
+        messages.withLock { $0.append(message) }
+    }
+
+    /// Takes the messages on `topic`, leaving the others.
+    func take(topic: String) -> [TopicMessage] {
+        messages.withLock { messages in
+            let taken = messages.filter { $0.topic == topic }
+            messages.removeAll { $0.topic == topic }
+            return taken
+        }
+    }
+
+    func takeAll() -> [TopicMessage] {
+        messages.withLock { messages in
+            defer { messages.removeAll() }
+            return messages
+        }
+    }
+}

@@ -30,6 +30,7 @@ public final class PageTester {
     /// The actions the page accepts.
     public let actions: [ActionDescriptor]
     private let log = EventLog()
+    private let publications = PublicationLog()
     private var isFinished = false
 
     /// Binds a fresh page of `unit` in a new session with a virtual clock.
@@ -47,6 +48,10 @@ public final class PageTester {
         session = PageSession(
             registry: UnitRegistry(root: unit, units: []), services: services, clock: .virtual,
             eventSink: { log.append($0) })
+        let publications = self.publications
+        session.setTopicListener { event in
+            if case .published(let message, _) = event { publications.append(message) }
+        }
         let result = try session.start(at: unit, parameters: parameters, sending: value)
         _ = log.take()
         self.unit = unit.name
@@ -165,6 +170,52 @@ public final class PageTester {
         return check(navigation: navigation, sourceLocation: sourceLocation, expectedChange)
     }
 
+    /// Delivers `value` on `topic` as a message from the topic's bus arrives (one input of the session, recorded
+    /// as ``SessionInput/topic(name:value:)``), then checks the page. The page's own posts come back to it this way
+    /// in production too: take them with ``published(on:sourceLocation:)`` and deliver them here.
+    /// - Parameters:
+    ///   - value: the value, encoded as JSON as a publisher encodes it.
+    ///   - topic: the topic.
+    ///   - navigation: the navigation the message causes, if any.
+    ///   - sourceLocation: where issues are reported.
+    ///   - expectedChange: changes the last asserted page into the expected one; nil: nothing changes.
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func receive<Value>(
+        _ value: Value, on topic: Topic<Value>, navigation: ExpectedNavigation? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation, _ expectedChange: ((inout JSONValue) throws -> Void)? = nil
+    ) -> [SessionEvent] {
+        let json: JSONValue
+        do {
+            json = try JSONValueEncoder().encode(value)
+        } catch {
+            Issue.record("\(value) cannot be encoded as JSON: \(error)", sourceLocation: sourceLocation)
+            return []
+        }
+        if session.receive(TopicMessage(topic: topic.name, value: json)) == nil {
+            Issue.record("no page of the session listens to the topic \(topic.name)", sourceLocation: sourceLocation)
+        }
+        return check(navigation: navigation, sourceLocation: sourceLocation, expectedChange)
+    }
+
+    /// Takes the values the session's pages published on `topic` since the last call, in order. Publications left
+    /// untaken when the tester finishes are an issue, like async work left pending.
+    /// - Parameters:
+    ///   - topic: the topic.
+    ///   - sourceLocation: where issues are reported (a value that does not decode as a `Value`).
+    /// - Returns: the values.
+    public func published<Value>(on topic: Topic<Value>, sourceLocation: SourceLocation = #_sourceLocation) -> [Value] {
+        publications.take(topic: topic.name).compactMap { message in
+            do {
+                return try JSONValueDecoder().decode(Value.self, from: message.value)
+            } catch {
+                Issue.record(
+                    "\(message.value.jsonString) is not a \(Value.self): \(error)", sourceLocation: sourceLocation)
+                return nil
+            }
+        }
+    }
+
     /// Ends the test of this page: records an issue if async work is still pending, then releases the
     /// session. Called by `deinit` when you do not.
     /// - Parameter sourceLocation: where issues are reported.
@@ -175,13 +226,19 @@ public final class PageTester {
     }
 
     private func checkNothingPending(sourceLocation: SourceLocation?) {
+        func record(_ message: Comment) {
+            if let sourceLocation {
+                Issue.record(message, sourceLocation: sourceLocation)
+            } else {
+                Issue.record(message)
+            }
+        }
         let pending = session.pendingWorkCount
-        guard pending > 0 else { return }
-        let message: Comment = "\(pending) async job(s) of \(unit) still pending: run them with runPendingWork()"
-        if let sourceLocation {
-            Issue.record(message, sourceLocation: sourceLocation)
-        } else {
-            Issue.record(message)
+        if pending > 0 { record("\(pending) async job(s) of \(unit) still pending: run them with runPendingWork()") }
+        let unasserted = publications.takeAll()
+        if !unasserted.isEmpty {
+            let list = unasserted.map { "\($0.topic): \($0.value.jsonString)" }.joined(separator: ", ")
+            record("\(unasserted.count) value(s) published but never taken with published(on:): \(list)")
         }
     }
 

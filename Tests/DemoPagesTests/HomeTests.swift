@@ -11,11 +11,11 @@ import Testing
         let items = try #require(tester.view["items"]?.arrayValue)
         #expect(
             items.compactMap { $0["id"]?.stringValue } == [
-                "greeting", "demo", "login", "employees", "counters", "dashboard",
+                "greeting", "demo", "login", "employees", "counters", "dashboard", "board",
             ])
         #expect(
             items.compactMap { $0["title"]?.stringValue } == [
-                "Greeting", "Demo", "Login", "Employees", "Counters", "Dashboard",
+                "Greeting", "Demo", "Login", "Employees", "Counters", "Dashboard", "Board",
             ])
         #expect(items.allSatisfy { ($0["summary"]?.stringValue ?? "").isEmpty == false })
         #expect(tester.view.objectValue?.keys == ["title", "items"])

@@ -49,10 +49,18 @@ private final class RecordedLog: Sendable {
         try live.perform("stats.reset", on: "dashboard")
         _ = try live.snapshot(of: "greeting")
         try live.perform("showGreeting", on: "greeting")
+        // The board: a post from elsewhere arrives, then this session's own comes back through the topic.
+        try live.navigate(.open("board"))
+        live.receive(TopicMessage(topic: "board", value: ["author": "guest-0a0a", "text": "from another session"]))
+        try live.perform("draft", value: "and mine", on: "board")
+        try live.perform("post", on: "board")
+        let author = live.pages.first { $0.unit == "board" }?.view["author"] ?? .null
+        live.receive(TopicMessage(topic: "board", value: ["author": author, "text": "and mine"]))
         let records = log.all
         #expect(records.map(\.number) == Array(1...records.count))
         #expect(records.contains { if case .timer = $0.input { true } else { false } })
         #expect(records.contains { if case .work = $0.input { true } else { false } })
+        #expect(records.filter { if case .topic = $0.input { true } else { false } }.count == 2)
 
         let replayed = PageTester.replay(SessionLog(records: records), registry: DemoApp.registry, services: Self.services())
         #expect(replayed.pages == live.pages)

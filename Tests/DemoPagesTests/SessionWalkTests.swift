@@ -87,6 +87,7 @@ import Testing
                 "employees": ["reload:none"],
                 "counters": ["increment:int", "loadMore:none"],
                 "dashboard": ["quote.shuffle:none", "stats.reset:none"],
+                "board": ["draft:string", "post:none"],
             ])
     }
 

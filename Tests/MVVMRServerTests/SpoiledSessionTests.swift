@@ -6,7 +6,7 @@ import Testing
 @testable import MVVMRServer
 
 /// A store that holds every append until the test completes it, and keeps the records it was given.
-private final class HeldAppendsStore: SessionStore {
+final class HeldAppendsStore: SessionStore {
     typealias Completion = @Sendable (Result<Void, SessionStoreError>) -> Void
 
     private let held = Locked<[(record: StoredRecord, completion: Completion)]>([])

@@ -56,3 +56,39 @@ extension UnitCase {
     static let tally = UnitCase("tally", view: TallyView.self, viewModel: TallyViewModel.self)
     static let other = UnitCase("other", view: OtherView.self, viewModel: OtherViewModel.self)
 }
+
+// A page that publishes each `say` on the `notes` topic and shows the last note the topic brought.
+struct NotesInput {
+    let say: Signal<String>
+}
+
+struct NotesOutput {
+    let last: Driver<String>
+    let said: Signal<String>
+}
+
+struct NotesView: View {
+    func input(from actions: Actions) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
+
+    func bind(_ output: NotesOutput, to page: Page) {
+        page.bind(output.last, at: "/last")
+        page.publish(output.said, on: .notes)
+    }
+}
+
+final class NotesViewModel: ViewModel {
+    private let notes: Signal<String>
+    init(context: UnitContext) { notes = context.messages(on: .notes) }
+
+    func transform(_ input: NotesInput) -> NotesOutput {
+        NotesOutput(last: notes.asDriver(startingWith: ""), said: input.say)
+    }
+}
+
+extension Topic where Value == String {
+    static var notes: Topic<String> { Topic("notes") }
+}
+
+extension UnitCase {
+    static let notes = UnitCase("notes", view: NotesView.self, viewModel: NotesViewModel.self)
+}

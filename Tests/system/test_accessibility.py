@@ -358,6 +358,14 @@ class Tour:
         wait_for(b, lambda d: d.find_element(By.CSS_SELECTOR, '#page [data-text="/clock/time"]').text != "")
         self.state("dashboard")
 
+        b.get(self.base + "/board")
+        wait_for_unit(b, "board")
+        b.find_element(By.ID, "board-draft").send_keys("Hello, board")
+        click_action(b, "post")
+        wait_for(b, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#page [data-row-key]")) >= 1)
+        wait_until_settled(b)
+        self.state("board")
+
         b.get(self.base + "/nosuchpage")
         wait_for(b, lambda d: "There is no page named" in d.find_element(By.ID, "notice-text").text)
         wait_for(b, lambda d: current_unit(d) not in ("", None))

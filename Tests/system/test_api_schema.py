@@ -1,6 +1,7 @@
 """The OpenAPI document (GET /api/openapi.json) against the server's real answers, for the places where the two
 disagreed before scripts/check-api-schema.sh (schemathesis) held them together."""
 import json
+import time
 
 from jsonschema import Draft202012Validator
 
@@ -134,3 +135,18 @@ def test_forward_and_entry_refusals_are_documented_as_answered(shared_server):
     validator(document, response_schema(document, "/api/units", "get", "200")).validate(units)
     # The document holds the member required: an answer without it would not pass.
     assert not answer.is_valid({**back, "navigation": {k: v for k, v in back["navigation"].items() if k != "forward"}})
+
+
+def test_a_session_log_with_topic_records_is_as_documented(shared_server):
+    document = document_of(shared_server)
+    session = shared_server.new_session({"unit": "board"})["session"]
+    assert shared_server.act(session, "board", "draft", "for the log").status == 200
+    assert shared_server.act(session, "board", "post").status == 200
+    deadline = time.time() + 10
+    while True:
+        log = shared_server.request("GET", "/api/session/log", session=session).json()
+        if any(record["input"]["type"] == "topic" for record in log["records"]) or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    assert log["records"][-1]["input"]["type"] == "topic", log["records"][-1]
+    validator(document, response_schema(document, "/api/session/log", "get", "200")).validate(log)

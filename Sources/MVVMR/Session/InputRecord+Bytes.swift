@@ -130,6 +130,12 @@ extension SessionInput {
             buffer.appendLiteral(#","rev":"#)
             JSONValue.encodeInteger(revision, into: &buffer)
             buffer.append(UInt8(ascii: "}"))
+        case .topic(let name, let value):
+            buffer.appendLiteral(#"{"type":"topic","topic":"#)
+            JSONValue.encodeString(name, into: &buffer)
+            buffer.appendLiteral(#","value":"#)
+            value.encode(into: &buffer)
+            buffer.append(UInt8(ascii: "}"))
         }
     }
 

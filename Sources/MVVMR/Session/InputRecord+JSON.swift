@@ -118,6 +118,8 @@ extension SessionInput {
             return ["type": "work", "ordinal": .int(ordinal), "result": result]
         case .rebind(let unit, let revision):
             return ["type": "rebind", "unit": .string(unit), "rev": .int(revision)]
+        case .topic(let name, let value):
+            return ["type": "topic", "topic": .string(name), "value": value]
         }
     }
 
@@ -182,6 +184,8 @@ extension SessionInput {
             self = .work(try integer("ordinal"), object["result"] ?? .null)
         case "rebind":
             self = .rebind(unit: try string("unit"), revision: try integer("rev"))
+        case "topic":
+            self = .topic(name: try string("topic"), value: object["value"] ?? .null)
         default:
             throw InputRecordFormatError("'input.type' \(type) is not an input type")
         }

@@ -106,6 +106,34 @@ public final class PageSession: Sendable {
         core.withLock { $0.eventSink = queue }
     }
 
+    /// Installs (or removes) the topic listener: from now on it receives, in input order, once the step that
+    /// caused them released the session's lock (one call at a time), the topics the session's pages start
+    /// (``TopicEvent/subscribed(_:)``) and stop (``TopicEvent/unsubscribed(_:)``) listening to, and the values they
+    /// publish (``TopicEvent/published(_:input:)``). Installing it first hands it `subscribed` for every topic the
+    /// live pages listen to already. A server installs it once a session is live (after a restore's replay: a
+    /// replay subscribes nothing and publishes nothing) and carries the events to its topic bus.
+    /// - Parameter listener: called once per event.
+    public func setTopicListener(_ listener: (@Sendable (TopicEvent) -> Void)?) {
+        outbox.setTopicListener(listener)
+        step { core in
+            if listener != nil {
+                core.topicSink = { [outbox] event in outbox.queue(.topic(event)) }
+            } else {
+                core.topicSink = nil
+            }
+        }
+    }
+
+    /// Delivers a value published on a topic to every page of this session subscribed to it, as one input of the
+    /// session (``SessionInput/topic(name:value:)``, recorded in its log), through the session's lock like any
+    /// input; what it changes goes out as events. A session none of whose pages listens to the topic ignores it.
+    /// - Parameter message: the topic and the value.
+    /// - Returns: the number of the input record, or nil when no page listens to the topic.
+    @discardableResult
+    public func receive(_ message: TopicMessage) -> Int? {
+        step { core in core.receive(message) ? core.inputNumber : nil }
+    }
+
     /// Runs `body` as a step, inside the session's lock, then hands out what it queued (records and events).
     private func step<Result, Failure: Error>(
         _ body: (SessionCore) throws(Failure) -> sending Result

@@ -17,6 +17,22 @@ final class SessionCore {
     let forwardLimit: Int
     let turn = SessionTurn()
     var eventSink: (@Sendable (SessionEvent) -> Void)?
+    /// Receives, inside the lock, the topics the pages start and stop listening to and the values they publish
+    /// (never while replaying); nil when nobody carries them (a session outside a server, or one being restored).
+    var topicSink: ((TopicEvent) -> Void)? {
+        didSet {
+            guard let topicSink else {
+                turn.topics.interestChanged = nil
+                return
+            }
+            turn.topics.interestChanged = { [weak self] topic, subscribed in
+                guard let self, !self.isReplaying else { return }
+                self.topicSink?(subscribed ? .subscribed(topic) : .unsubscribed(topic))
+            }
+            // What the pages already listen to (a session just restored) is wanted from now on.
+            for topic in turn.topics.topics { topicSink(.subscribed(topic)) }
+        }
+    }
     /// Receives every input's record with the events it caused, in input order, inside the lock; nil when the
     /// session keeps no log (then no digest is computed either).
     var recorder: ((InputRecord, [SessionEvent]) -> Void)?
@@ -198,6 +214,9 @@ final class SessionCore {
         guard entry.valueType.accepts(value) else {
             throw PageError(.invalidValue, "\(action) takes a value of type \(entry.valueType.rawValue)")
         }
+        guard ActionRegistry.isWithinLimit(value, of: entry) else {
+            throw PageError(.invalidValue, "\(action) takes a string of at most \(entry.maxLength ?? 0) characters")
+        }
         let revisionBefore = page.document.revision
         if let clientRevision, clientRevision < 0 || clientRevision > revisionBefore {
             throw PageError(.invalidRequest, "rev \(clientRevision) is not a revision of \(name) (at \(revisionBefore))")
@@ -262,6 +281,8 @@ final class SessionCore {
             if !scheduler.deliver(.timer(ordinal)) { finishStaleReentry(.timer(ordinal)) }
         case .work(let ordinal, let result):
             if !scheduler.deliver(.work(ordinal, result)) { finishStaleReentry(.work(ordinal, result)) }
+        case .topic(let name, let value):
+            if !receive(TopicMessage(topic: name, value: value)) { finishStaleReentry(record.input) }
         case .rebind(let unitName, let revision):
             // Its one event (the snapshot) gets the number it had, whatever was skipped before it.
             if record.sequence > 0 { sequence = max(sequence, record.sequence - 1) }
@@ -283,6 +304,21 @@ final class SessionCore {
         for (unit, revision) in record.revisions where revision > loggedRevisions[unit] ?? -1 {
             loggedRevisions[unit] = revision
         }
+    }
+
+    /// Delivers a value published on a topic to every page subscribed to it, as one input
+    /// (``SessionInput/topic(name:value:)``).
+    /// - Returns: whether a page is subscribed (a message nobody here listens to is no input and changes nothing).
+    @discardableResult
+    func receive(_ message: TopicMessage) -> Bool {
+        let units = turn.topics.units(subscribedTo: message.topic)
+        guard !units.isEmpty else { return false }
+        for unit in units { pages[unit]?.receivedInput = true }
+        let topics = turn.topics
+        applyInput(recordedAs: { _ in .topic(name: message.topic, value: message.value) }) {
+            topics.deliver(message.value, on: message.topic)
+        }
+        return true
     }
 
     /// A logged timer or job result that no longer finds its timer or job (the code changed): recorded with
@@ -410,8 +446,10 @@ final class SessionCore {
                 found.mismatched.append(unit.name)
             }
         }
-        // A route a page emitted while bound again is not a navigation of the session (the stack is the snapshot's).
+        // A route a page emitted while bound again is not a navigation of the session (the stack is the snapshot's),
+        // nor a value it published a publication of the session (what the saved page published went out then).
         while turn.takeNavigation() != nil {}
+        _ = turn.topics.takePublications()
         _ = turn.takeWork()
         turn.clearChangedDocuments()
         bindCount = snapshot.bindCount
@@ -426,6 +464,13 @@ final class SessionCore {
     /// a log is kept), and hands it to the recorder (or keeps it, while replaying). Called by the step only.
     private func finishInput(_ input: SessionInput, annotation: JSONValue?, events: [SessionEvent]) {
         inputNumber += 1
+        let publications = turn.topics.takePublications()
+        defer {
+            // After the record (queued in the same order): they go out once it is stored.
+            if !isReplaying, let topicSink {
+                for message in publications { topicSink(.published(message, input: inputNumber)) }
+            }
+        }
         guard recorder != nil || isReplaying else { return }
         let record = InputRecord(
             number: inputNumber, time: scheduler.now, input: input, digests: events.pageDigests,
@@ -448,6 +493,7 @@ final class SessionCore {
         forward = []
         scheduler.cancelAll()
         _ = turn.takeWork()
+        _ = turn.topics.takePublications()
         while turn.takeNavigation() != nil {}
         turn.clearChangedDocuments()
     }
@@ -500,6 +546,8 @@ final class SessionCore {
         defer {
             effects = outer
             isInTurn = !isOutermost
+            // Publications of an input that was not recorded (it threw before it emitted) go nowhere.
+            if isOutermost { _ = turn.topics.takePublications() }
         }
         let value: Value
         do {
@@ -711,6 +759,7 @@ final class SessionCore {
         var context = UnitContext(
             unit: unit.name, services: services, parameters: parameters, scheduler: scheduler,
             sentValue: sentValue, callbackChannel: callbacks)
+        context.topics = turn.topics
         bindCount += 1
         var pageSeed = StableDigest()
         pageSeed.combine(Int(bitPattern: UInt(seed)))
@@ -723,6 +772,8 @@ final class SessionCore {
             turn.truncate(workCount: queued.work, navigationCount: queued.navigations)
             return error
         }
+        // Only what this binding tries counts (a name a stream connected later tried is dropped with it).
+        _ = turn.topics.takeInvalidNames()
         do {
             var states = savedStates.map { ArraySlice($0) }
             try bindPairs(
@@ -738,6 +789,10 @@ final class SessionCore {
         }
         if let failure = document.bindingFailures.first {
             throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(failure)"))
+        }
+        if let name = turn.topics.takeInvalidNames().first {
+            let reason = "\"\(name)\" is not a topic name (letters, digits, - and _)"
+            throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(reason)"))
         }
         document.startRecording()
         return BoundPage(

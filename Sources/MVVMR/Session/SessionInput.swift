@@ -24,6 +24,9 @@ public enum SessionInput: Sendable, Hashable {
     /// A page was bound fresh at `revision` in place of a live one of `unit` whose replay no longer matched its
     /// log (its code changed), or whose log passed the cap: see ``PageSession/restore(from:recordCap:replayed:)``.
     case rebind(unit: String, revision: Int)
+    /// A value published on the topic `name` reached the session: every page subscribed to it received it
+    /// (``UnitContext/messages(on:)``). Replay delivers the recorded value; nothing is subscribed live meanwhile.
+    case topic(name: String, value: JSONValue)
 }
 
 extension SessionInput {
@@ -31,7 +34,7 @@ extension SessionInput {
     var bindsPages: Bool {
         switch self {
         case .start, .bind, .navigate, .rebind: return true
-        case .action, .timer, .work: return false
+        case .action, .timer, .work, .topic: return false
         }
     }
 }

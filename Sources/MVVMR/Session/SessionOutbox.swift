@@ -20,6 +20,8 @@ final class SessionOutbox: Sendable {
         case record(InputRecord, [SessionEvent])
         /// An event: for the event sink.
         case event(SessionEvent)
+        /// A topic the session started or stopped listening to, or a value it published: for the topic listener.
+        case topic(TopicEvent)
     }
 
     private struct State {
@@ -29,6 +31,7 @@ final class SessionOutbox: Sendable {
         var deliverer: pthread_t?
         var recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
         var eventSink: (@Sendable (SessionEvent) -> Void)?
+        var topicListener: (@Sendable (TopicEvent) -> Void)?
     }
 
     /// What one delivery hands out, and to whom.
@@ -36,6 +39,7 @@ final class SessionOutbox: Sendable {
         let entries: [Entry]
         let recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
         let eventSink: (@Sendable (SessionEvent) -> Void)?
+        let topicListener: (@Sendable (TopicEvent) -> Void)?
     }
 
     private let state = Locked(State())
@@ -48,6 +52,11 @@ final class SessionOutbox: Sendable {
     /// Sets who receives events (nil: nobody).
     func setEventSink(_ sink: (@Sendable (SessionEvent) -> Void)?) {
         state.withLock { $0.eventSink = sink }
+    }
+
+    /// Sets who receives topic events (nil: nobody).
+    func setTopicListener(_ listener: (@Sendable (TopicEvent) -> Void)?) {
+        state.withLock { $0.topicListener = listener }
     }
 
     /// Queues `entry`; called inside the session's lock, so entries queue in input order.
@@ -69,6 +78,7 @@ final class SessionOutbox: Sendable {
                 switch entry {
                 case .record(let record, let events): current.recorder?(record, events)
                 case .event(let event): current.eventSink?(event)
+                case .topic(let event): current.topicListener?(event)
                 }
             }
             delivery = state.withLock { state -> Delivery? in
@@ -100,6 +110,8 @@ final class SessionOutbox: Sendable {
 
     private static func take(_ state: inout State) -> Delivery {
         defer { state.entries = [] }
-        return Delivery(entries: state.entries, recorder: state.recorder, eventSink: state.eventSink)
+        return Delivery(
+            entries: state.entries, recorder: state.recorder, eventSink: state.eventSink,
+            topicListener: state.topicListener)
     }
 }

@@ -7,6 +7,8 @@ final class SessionTurn {
     private(set) var pendingWork: [() -> Void] = []
     private(set) var pendingNavigations: [NavigationRequest] = []
     private(set) var changedDocuments: [PageDocument] = []
+    /// The session's topic subscriptions and the values its pages publish (one per session, like the turn).
+    let topics = TopicSubscriptions()
 
     func enqueue(_ work: @escaping () -> Void) {
         pendingWork.append(work)

@@ -8,6 +8,8 @@ final class ActionRegistry {
     struct Entry {
         let name: String
         let valueType: ActionValueType
+        /// For a string action: the most characters its value may have (nil: no limit but the server's).
+        var maxLength: Int?
         var deliveries: [(JSONValue) -> Void]
     }
 
@@ -24,13 +26,27 @@ final class ActionRegistry {
         return nil
     }
 
-    func declare(_ name: String, valueType: ActionValueType, delivery: @escaping (JSONValue) -> Void) {
+    /// Whether `value` (of the entry's type already) is within the entry's limit.
+    static func isWithinLimit(_ value: JSONValue, of entry: Entry) -> Bool {
+        guard let maxLength = entry.maxLength, let text = value.stringValue else { return true }
+        // Counting stops at the limit: a long value costs no more than the limit.
+        var count = 0
+        for _ in text {
+            count += 1
+            if count > maxLength { return false }
+        }
+        return true
+    }
+
+    func declare(
+        _ name: String, valueType: ActionValueType, maxLength: Int? = nil, delivery: @escaping (JSONValue) -> Void
+    ) {
         if let index = entries.firstIndex(where: { $0.name == name }) {
             // A second declaration of the same action receives the same values; the first one's
             // value type stays the one clients see.
             entries[index].deliveries.append(delivery)
             return
         }
-        entries.append(Entry(name: name, valueType: valueType, deliveries: [delivery]))
+        entries.append(Entry(name: name, valueType: valueType, maxLength: maxLength, deliveries: [delivery]))
     }
 }

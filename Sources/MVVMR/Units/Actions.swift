@@ -37,4 +37,19 @@ public final class Actions {
         }
         return relay.signal
     }
+
+    /// Declares a string action whose values have at most `maxLength` characters (`Character`s, as a person counts
+    /// them), and returns the signal of its values. A longer value is refused like a value of the wrong type
+    /// (`invalid_value`) and changes nothing.
+    /// - Parameters:
+    ///   - name: the action's name within this View.
+    ///   - type: `String.self`.
+    ///   - maxLength: the most characters a value may have.
+    public func signal(_ name: String, of type: String.Type, maxLength: Int) -> Signal<String> {
+        let relay = Relay<String>()
+        registry.declare(prefix + name, valueType: .string, maxLength: max(0, maxLength)) { json in
+            if let value = json.stringValue { relay.accept(value) }
+        }
+        return relay.signal
+    }
 }

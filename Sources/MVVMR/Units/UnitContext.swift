@@ -17,6 +17,8 @@ public struct UnitContext {
     /// The value the router sent, as JSON; nil when it sent none.
     let sentValue: JSONValue?
     let callbackChannel: CallbackChannel
+    /// The session's topic subscriptions; nil outside a session (then ``messages(on:)`` never emits).
+    var topics: TopicSubscriptions?
 
     /// A context for a ViewModel bound outside a session, for tests of a ViewModel alone.
     /// - Parameters:

@@ -433,7 +433,9 @@ enum OpenAPIDocument {
                                     "type": "object", "required": ["type"],
                                     "properties": [
                                         "type": [
-                                            "enum": ["start", "bind", "action", "navigate", "timer", "work", "rebind"]
+                                            "enum": [
+                                                "start", "bind", "action", "navigate", "timer", "work", "rebind", "topic",
+                                            ]
                                         ]
                                     ],
                                 ],

@@ -428,6 +428,39 @@ final class ServerSession: Sendable {
         pages.releaseAll()
     }
 
+    // MARK: - Topics
+
+    /// From now on the topics this session's pages listen to are registered with `fanout` (and unregistered when
+    /// the pages are released), and the values they publish go to it once the input that published them is stored.
+    /// Called once the session is live: a new session before its first page, a restored one after its replay.
+    func joinTopics(_ fanout: TopicFanout) {
+        pages.setTopicListener { [weak self] event in
+            // Outside the page session's lock, in input order, one call at a time.
+            guard let self else { return }
+            switch event {
+            case .subscribed(let topic):
+                fanout.add(self, to: topic)
+            case .unsubscribed(let topic):
+                fanout.remove(self, from: topic)
+            case .published(let message, let input):
+                // Acknowledged means stored: the value leaves the session once the input that published it is stored.
+                // A failed append loses the input, and with it what it published.
+                let durability = self.durability(of: input) { failure in
+                    if failure == nil { fanout.publish(message) }
+                }
+                if case .stored = durability { fanout.publish(message) }
+            }
+        }
+    }
+
+    /// Hands a topic message to the pages listening to it, as an input of the session; an ended or spoiled
+    /// session takes none.
+    /// - Returns: whether a page of the session took it.
+    func receive(_ message: TopicMessage) -> Bool {
+        if streamState.withLock({ $0.expired || $0.storeFailure != nil }) { return false }
+        return pages.receive(message) != nil
+    }
+
     // MARK: - Restoring
 
     /// The annotation an idempotent action's record carries: its key and its request's digest.

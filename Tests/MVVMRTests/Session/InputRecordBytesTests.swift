@@ -26,6 +26,9 @@ struct InputRecordBytesTests {
         .work(3, ["rows": [1, 2.5, true, .null], "page": 2]),
         .work(-1, "failed: \u{2028}"),
         .rebind(unit: "dashboard", revision: 17),
+        .topic(name: "board", value: ["author": "guest-3f2a", "text": "Zoë says \"hi\"\n\u{2028}"]),
+        .topic(name: "prices_eur-1", value: [1.5, .null, false]),
+        .topic(name: "b", value: .null),
     ]
 
     @Test(arguments: inputs)
