@@ -78,9 +78,12 @@ if arguments.contains("--healthcheck") {
 }
 
 // Every session is a log of its inputs in this store, so a restart (or a crash) loses none of them.
+// Topic messages (the board) go to this node's sessions, or with NATS to every node's.
 let store: any SessionStore
+let topicBus: any TopicBus
 do {
     store = try SessionStores.open(configuration)
+    topicBus = try TopicBuses.open(configuration)
 } catch {
     print("mvvmr-demo: the session store \(configuration.sessionStore) cannot be opened: \(error)")
     exit(1)
@@ -89,7 +92,7 @@ do {
 let server = PageServer(
     units: DemoApp.units, root: DemoApp.root,
     services: DemoApp.services(employeeLatency: .milliseconds(employeeLatency), dataDirectory: dataDirectory),
-    configuration: configuration, store: store)
+    configuration: configuration, store: store, topicBus: topicBus)
 do {
     try server.start()
 } catch {

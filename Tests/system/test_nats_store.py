@@ -5,6 +5,7 @@ and with NATS down actions answer 503 store_unavailable, /readyz says so, untouc
 everything works again by itself once NATS is back (a node started while NATS is down included).
 
 Each test starts its own nats-server (JetStream, a temporary store directory) on a free loopback port, and stops it."""
+import json
 import os
 import shutil
 import socket
@@ -211,3 +212,37 @@ def test_a_session_held_open_by_a_stream_on_one_node_is_not_expired_by_anothers_
             "the other node's sweep deleted a session a stream holds open"
     finally:
         stream.close()
+
+
+def test_a_board_post_on_one_node_reaches_the_boards_open_on_every_node_once(start_server, nats):
+    """Topics between nodes: with the JetStream store each node's topic bus is core NATS (`mvvmr.topic.<name>`), so
+    a post reaches every listening session on every node, the posting one included, each exactly once."""
+    settings = {"SESSION_STORE": nats.url}
+    one, two = start_server(settings), start_server(settings)
+    boards = []
+    for node in (one, one, two, two):
+        session = node.new_session({"unit": "board"})
+        boards.append((node, session["session"], EventReader(node.port, session["session"], last_event_id=session["page"]["seq"])))
+    time.sleep(0.5)  # every node has subscribed to the topic on NATS
+    node, session, _ = boards[2]
+    assert node.act(session, "board", "draft", "hello from node two").status == 200
+    assert node.act(session, "board", "post").status == 200
+    try:
+        for node, session, reader in boards:
+            def shows():
+                view = node.request("GET", "/api/pages/board", session=session).json()["view"]
+                return [message["text"] for message in view["messages"]]
+            assert poll(lambda: shows() == ["hello from node two"], timeout=5), (node.port, shows())
+            # It arrived over the stream as a patch, once.
+            seen = []
+            deadline = time.time() + 5
+            while time.time() < deadline and not any("hello from node two" in json.dumps(e["data"]) for e in seen):
+                seen.append(reader.next_event(timeout=max(0.1, deadline - time.time())))
+            assert sum(json.dumps(e["data"]).count("hello from node two") for e in seen if e["event"] == "patch") == 1
+        time.sleep(0.5)
+        for node, session, _ in boards:
+            view = node.request("GET", "/api/pages/board", session=session).json()["view"]
+            assert [message["text"] for message in view["messages"]] == ["hello from node two"], "delivered twice"
+    finally:
+        for _, _, reader in boards:
+            reader.close()

@@ -32,3 +32,17 @@ public enum SessionStores {
         return try SQLiteSessionStore(path: path, durability: configuration.sessionDurability)
     }
 }
+
+/// Opens the topic bus that goes with a configuration's session store.
+public enum TopicBuses {
+    /// With `SESSION_STORE=nats://…`, a ``NATSTopicBus`` on the same servers (topics reach every node's sessions);
+    /// otherwise an ``InProcessTopicBus`` (this node's sessions).
+    /// - Parameter configuration: the server's settings.
+    /// - Throws: ``SessionStoreError`` when the NATS server list is unusable.
+    public static func open(_ configuration: ServerConfiguration) throws(SessionStoreError) -> any TopicBus {
+        if let servers = NATSSessionStore.servers(in: configuration.sessionStore) {
+            return try NATSTopicBus(servers: servers)
+        }
+        return InProcessTopicBus()
+    }
+}

@@ -131,35 +131,7 @@ final class NATSClient: @unchecked Sendable {
         self.bucketName = bucketName
         bucketStreamName = "KV_" + bucketName
         self.waitMilliseconds = waitMilliseconds
-        var options: OpaquePointer?
-        try Self.check(natsOptions_Create(&options), "cannot create the NATS options")
-        defer { natsOptions_Destroy(options) }
-        var copies = servers.map { strdup($0) }
-        defer { for copy in copies { free(copy) } }
-        let set: natsStatus = copies.withUnsafeMutableBufferPointer { buffer in
-            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { servers in
-                natsOptions_SetServers(options, servers.baseAddress, Int32(servers.count))
-            }
-        }
-        try Self.check(set, "bad NATS server list \(servers)")
-        // Reconnect forever, every half second (with nats.c's jitter); fail requests at once when the link drops
-        // rather than let them wait for their timeout; notice a silent peer within 20 seconds.
-        natsOptions_SetAllowReconnect(options, true)
-        natsOptions_SetMaxReconnect(options, -1)
-        natsOptions_SetReconnectWait(options, 500)
-        natsOptions_SetTimeout(options, 2_000)
-        natsOptions_SetFailRequestsOnDisconnect(options, true)
-        natsOptions_SetPingInterval(options, 10_000)
-        natsOptions_SetMaxPingsOut(options, 2)
-        natsOptions_SetName(options, "mvvmr-session-store")
-        // A node that starts while NATS is down starts anyway: nats.c goes on trying in the background (with the
-        // reconnect settings above), the store answers `unavailable` meanwhile, and the stream and the bucket are
-        // made on the first call once connected.
-        natsOptions_SetRetryOnFailedConnect(options, true, natsConnected, nil)
-        let connected = natsConnection_Connect(&connection, options)
-        guard connected == NATS_OK || connected == NATS_NOT_YET_CONNECTED else {
-            throw Self.failure(connected, nil, "cannot connect to NATS at \(servers.joined(separator: ","))")
-        }
+        connection = try Self.connect(to: servers, name: "mvvmr-session-store")
         self.subjects = subjects
         self.replicas = replicas
         self.bucketTimeToLiveSeconds = bucketTimeToLiveSeconds
@@ -182,6 +154,43 @@ final class NATSClient: @unchecked Sendable {
 
     deinit {
         close()
+    }
+
+    /// Opens a connection to `servers` that reconnects forever (every half second, with nats.c's jitter), fails
+    /// requests at once when the link drops rather than let them wait for their timeout, notices a silent peer within
+    /// 20 seconds, and opens even while no server can be reached: nats.c goes on trying in the background (the store
+    /// answers `unavailable` meanwhile, and makes the stream and the bucket on its first call once connected).
+    /// - Parameters:
+    ///   - servers: `nats://host:port` URLs.
+    ///   - name: the connection's name, as the servers show it.
+    /// - Returns: the connection handle; the caller closes and destroys it.
+    static func connect(to servers: [String], name: String) throws(SessionStoreError) -> OpaquePointer? {
+        var options: OpaquePointer?
+        try check(natsOptions_Create(&options), "cannot create the NATS options")
+        defer { natsOptions_Destroy(options) }
+        var copies = servers.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let set: natsStatus = copies.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { servers in
+                natsOptions_SetServers(options, servers.baseAddress, Int32(servers.count))
+            }
+        }
+        try check(set, "bad NATS server list \(servers)")
+        natsOptions_SetAllowReconnect(options, true)
+        natsOptions_SetMaxReconnect(options, -1)
+        natsOptions_SetReconnectWait(options, 500)
+        natsOptions_SetTimeout(options, 2_000)
+        natsOptions_SetFailRequestsOnDisconnect(options, true)
+        natsOptions_SetPingInterval(options, 10_000)
+        natsOptions_SetMaxPingsOut(options, 2)
+        natsOptions_SetName(options, name)
+        natsOptions_SetRetryOnFailedConnect(options, true, natsConnected, nil)
+        var connection: OpaquePointer?
+        let connected = natsConnection_Connect(&connection, options)
+        guard connected == NATS_OK || connected == NATS_NOT_YET_CONNECTED else {
+            throw failure(connected, nil, "cannot connect to NATS at \(servers.joined(separator: ","))")
+        }
+        return connection
     }
 
     /// Whether the connection is up now (not reconnecting, not closed).
@@ -543,7 +552,8 @@ final class NATSClient: @unchecked Sendable {
 /// and the bucket are made on its next call).
 private let natsConnected: natsConnectionHandler = { _, _ in }
 
-private let natsMessageHandler: natsMsgHandler = { _, _, message, closure in
+/// nats.c's handler of core subscriptions whose closure is a ``NATSMessageRouter`` (never released).
+let natsMessageHandler: natsMsgHandler = { _, _, message, closure in
     defer { natsMsg_Destroy(message) }
     guard let message, let closure, let subject = natsMsg_GetSubject(message) else { return }
     let router = Unmanaged<NATSMessageRouter>.fromOpaque(closure).takeUnretainedValue()
