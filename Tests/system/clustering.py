@@ -67,6 +67,31 @@ class NatsCluster:
         except OSError:
             return None
 
+    def stream_leader(self, stream):
+        """The index of the server that leads `stream` now (as the first answering server sees it), or None."""
+        for index in range(len(self.names)):
+            if self.processes[index].poll() is not None:
+                continue
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor_ports[index]}/jsz?streams=true",
+                                            timeout=1) as answer:
+                    status = json.load(answer)
+            except OSError:
+                continue
+            for account in status.get("account_details", []):
+                for detail in account.get("stream_detail", []):
+                    if detail.get("name") == stream:
+                        leader = detail.get("cluster", {}).get("leader")
+                        return self.names.index(leader) if leader in self.names else None
+        return None
+
+    def meta_leader(self):
+        """The index of the server that leads the JetStream meta cluster now, or None."""
+        for view in self.views():
+            if view and view[1].get("leader") in self.names:
+                return self.names.index(view[1]["leader"])
+        return None
+
     def views(self):
         return [self.view(index) for index in range(len(self.names)) if self.processes[index].poll() is None]
 
