@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Tests", "system"))
 
 from clustering import NatsCluster  # noqa: E402
-from conftest import Server  # noqa: E402
+from conftest import Server, parse_event  # noqa: E402
 from proxying import Nginx  # noqa: E402
 
 UNAVAILABLE = {502, 503, 504}
@@ -169,20 +169,10 @@ class Listener(threading.Thread):
                 buffer += chunk
 
     def take(self, block):
-        event = {"id": None, "event": "message", "data": []}
-        for line in block.split("\n"):
-            if not line or line.startswith(":") or line.startswith("retry:"):
-                continue
-            field, _, value = line.partition(": ")
-            if field == "data":
-                event["data"].append(value)
-            else:
-                event[field] = value
-        if not event["data"]:
+        event = parse_event(block)
+        if not event:
             return
-        event["data"] = json.loads("\n".join(event["data"]))
         if event["id"] is not None:
-            event["id"] = int(event["id"])
             if event["id"] <= self.last_id:
                 return  # already seen (a replay after a reconnect starts after Last-Event-ID; this guards it)
             self.last_id = event["id"]

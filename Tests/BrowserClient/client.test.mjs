@@ -1,7 +1,7 @@
 import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { MvvmrClient, ProtocolError } from "../../Public/js/client.js";
-import { FakeServer, FakeEventSource, settle, errorBody } from "./fakes.mjs";
+import { FakeServer, FakeEventSource, makeClient, settle, errorBody } from "./fakes.mjs";
 
 const counterActions = [{ name: "increment", value: "int" }, { name: "loadMore", value: "none" }];
 
@@ -23,17 +23,6 @@ function resumedServer() {
   return server;
 }
 
-function makeClient(server, options = {}) {
-  let keys = 0;
-  return new MvvmrClient({
-    fetch: server.fetch,
-    createEventSource: (url) => new FakeEventSource(url),
-    randomKey: () => `key-${++keys}`,
-    sleep: async () => {},
-    reconnectDelay: 1,
-    ...options,
-  });
-}
 
 beforeEach(() => {
   FakeEventSource.instances = [];

@@ -1,5 +1,7 @@
 // Test doubles for the browser APIs the client uses: fetch and EventSource.
 
+import { MvvmrClient } from "../../Public/js/client.js";
+
 /** A scripted fetch: routes `METHOD /path` to handlers and records every call. */
 export class FakeServer {
   constructor() {
@@ -85,4 +87,20 @@ export const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 export function errorBody(code, message = code) {
   return { error: { code, message } };
+}
+
+/**
+ * A client on `server` with fake event sources, numbered keys (`key-1`, `key-2`…), no waiting between retries and a
+ * 1 ms reconnect delay; `options` override any of these.
+ */
+export function makeClient(server, options = {}) {
+  let keys = 0;
+  return new MvvmrClient({
+    fetch: server.fetch,
+    createEventSource: (url) => new FakeEventSource(url),
+    randomKey: () => `key-${++keys}`,
+    sleep: async () => {},
+    reconnectDelay: 1,
+    ...options,
+  });
 }

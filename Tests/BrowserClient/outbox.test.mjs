@@ -3,7 +3,7 @@
 import { test, describe, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 import { MvvmrClient, ProtocolError, isUnavailable, parseRetryAfter, retryDelay } from "../../Public/js/client.js";
-import { FakeServer, FakeEventSource, settle, errorBody } from "./fakes.mjs";
+import { FakeServer, FakeEventSource, makeClient, settle, errorBody } from "./fakes.mjs";
 
 const actions = [{ name: "increment", value: "int" }];
 
@@ -44,17 +44,6 @@ function manualSleep() {
   };
 }
 
-function makeClient(server, options = {}) {
-  let keys = 0;
-  return new MvvmrClient({
-    fetch: server.fetch,
-    createEventSource: (url) => new FakeEventSource(url),
-    randomKey: () => `key-${++keys}`,
-    sleep: async () => {},
-    reconnectDelay: 1,
-    ...options,
-  });
-}
 
 /** An action route that is down (network error) while `down()` says so, then counts up row 1. */
 function flakyCounter(server, down) {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { claimSession } from "../../Public/js/tabs.js";
 import { MvvmrClient, ProtocolError } from "../../Public/js/client.js";
 import { navigationForHistoryEntry, historyActionFor } from "../../Public/js/routes.js";
-import { FakeServer, FakeEventSource, settle, errorBody } from "./fakes.mjs";
+import { FakeServer, FakeEventSource, makeClient, settle, errorBody } from "./fakes.mjs";
 
 const actions = [{ name: "increment", value: "int" }, { name: "submit", value: "none" }];
 
@@ -14,16 +14,6 @@ function snapshot(unit, rev, view, stack = ["home", unit]) {
   return { session: "s1", unit, rev, seq: 3, view, actions, navigation: { stack, presented: null, forward: [] } };
 }
 
-function makeClient(server) {
-  let keys = 0;
-  return new MvvmrClient({
-    fetch: server.fetch,
-    createEventSource: (url) => new FakeEventSource(url),
-    randomKey: () => `key-${++keys}`,
-    sleep: async () => {},
-    reconnectDelay: 1,
-  });
-}
 
 beforeEach(() => {
   FakeEventSource.instances = [];

@@ -29,6 +29,16 @@ def rss_bytes(pid):
     raise AssertionError("no VmRSS")
 
 
+def poll(check, timeout=10, interval=0.05):
+    """The first truthy value of `check()` within `timeout` seconds, else its last value."""
+    deadline = time.time() + timeout
+    while True:
+        value = check()
+        if value or time.time() > deadline:
+            return value
+        time.sleep(interval)
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -166,6 +176,26 @@ def shared_server():
     server.stop()
 
 
+def parse_event(block):
+    """One event of a text/event-stream (the lines between two blank lines) as a dict: id (an int, or None), event,
+    data parsed as JSON; None for a block with no data (comments, `retry:`)."""
+    event = {"id": None, "event": "message", "data": []}
+    for line in block.split("\n"):
+        if line.startswith(":") or line.startswith("retry:") or not line:
+            continue
+        field, _, value = line.partition(": ")
+        if field == "data":
+            event["data"].append(value)
+        else:
+            event[field] = value
+    if not event["data"]:
+        return None
+    event["data"] = json.loads("\n".join(event["data"]))
+    if event["id"] is not None:
+        event["id"] = int(event["id"])
+    return event
+
+
 class EventReader:
     """Reads a text/event-stream over a raw socket, event by event."""
 
@@ -225,21 +255,9 @@ class EventReader:
             self._decode()
             while b"\n\n" in self.raw:
                 block, self.raw = self.raw.split(b"\n\n", 1)
-                event = {"id": None, "event": "message", "data": []}
-                for line in block.decode().split("\n"):
-                    if line.startswith(":") or line.startswith("retry:") or not line:
-                        continue
-                    field, _, value = line.partition(": ")
-                    if field == "data":
-                        event["data"].append(value)
-                    else:
-                        event[field] = value
-                if not event["data"]:
-                    continue
-                event["data"] = json.loads("\n".join(event["data"]))
-                if event["id"] is not None:
-                    event["id"] = int(event["id"])
-                return event
+                event = parse_event(block.decode())
+                if event:
+                    return event
             remaining = deadline - time.time()
             if remaining <= 0:
                 raise TimeoutError("no event")

@@ -10,17 +10,7 @@ import time
 import jsonpatch
 import pytest
 
-from conftest import EventReader
-
-
-def poll(check, timeout=10, interval=0.05):
-    """The first truthy value of `check()` within `timeout` seconds, else its last value."""
-    deadline = time.time() + timeout
-    while True:
-        value = check()
-        if value or time.time() > deadline:
-            return value
-        time.sleep(interval)
+from conftest import EventReader, poll
 
 
 def metric(server, name):

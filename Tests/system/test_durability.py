@@ -21,7 +21,7 @@ import uuid
 import jsonpatch
 import pytest
 
-from conftest import ROOT, EventReader
+from conftest import EventReader, ROOT, poll
 
 
 def counter(metrics, name):
@@ -34,16 +34,6 @@ def counter(metrics, name):
 
 def metric(server, name):
     return counter(server.request("GET", "/metrics").body.decode(), name)
-
-
-def poll(check, timeout=10, interval=0.05):
-    """The first truthy value of `check()` within `timeout` seconds, else its last value."""
-    deadline = time.time() + timeout
-    while True:
-        value = check()
-        if value or time.time() > deadline:
-            return value
-        time.sleep(interval)
 
 
 def counts(view):

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import EventReader, free_port
+from conftest import EventReader, free_port, poll
 
 
 class NATSServer:
@@ -64,15 +64,6 @@ def nats():
     server = NATSServer()
     yield server
     server.remove()
-
-
-def poll(check, timeout=15, interval=0.1):
-    deadline = time.time() + timeout
-    while True:
-        value = check()
-        if value or time.time() > deadline:
-            return value
-        time.sleep(interval)
 
 
 def counts(page):

@@ -4,16 +4,7 @@ import time
 
 import jsonpatch
 
-from conftest import EventReader
-
-
-def poll(check, timeout=5):
-    deadline = time.time() + timeout
-    while True:
-        value = check()
-        if value or time.time() > deadline:
-            return value
-        time.sleep(0.05)
+from conftest import EventReader, poll
 
 
 def test_login_main_settings_flow_with_router(shared_server):

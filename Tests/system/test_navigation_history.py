@@ -8,16 +8,7 @@ import time
 
 import pytest
 
-from conftest import EventReader
-
-
-def poll(check, timeout=5):
-    deadline = time.time() + timeout
-    while True:
-        value = check()
-        if value or time.time() > deadline:
-            return value
-        time.sleep(0.05)
+from conftest import EventReader, poll
 
 
 def navigate(server, session, body):
