@@ -6,7 +6,7 @@ import pytest
 
 from conftest import EventReader
 
-DEMO_UNITS = ["home", "greeting", "demo", "login", "main", "settings", "employees", "counters", "dashboard"]
+DEMO_UNITS = ["home", "greeting", "demo", "login", "main", "settings", "employees", "counters", "dashboard", "board"]
 
 
 def error_code(response):
