@@ -144,25 +144,18 @@ extension PageServer {
     // MARK: - Requests
 
     /// The session id a request carries: `X-Session-ID` wins over the cookie.
-    func credentials(_ request: HTTPRequest) -> String? {
+    /// With `acceptingQuery` (the event stream only), the `session` query parameter comes between the two: a browser's
+    /// `EventSource` cannot set headers, and a client that keeps one session per tab cannot use the cookie, which every
+    /// tab shares. The query parameter is never logged: request logs carry the path without its query.
+    func credentials(_ request: HTTPRequest, acceptingQuery: Bool = false) -> String? {
         if let header = request.headers["X-Session-ID"], !header.isEmpty { return header }
+        if acceptingQuery, let fromQuery = request.queryValue("session"), !fromQuery.isEmpty { return fromQuery }
         if let cookie = request.cookies[Self.cookieName], !cookie.isEmpty { return cookie }
         return nil
     }
 
     /// The `retry:` an event stream starts with: 1,000 to 2,999 ms, drawn for each stream (jitter).
     static func streamRetryMilliseconds() -> Int { 1_000 + Int.random(in: 0..<2_000) }
-
-    /// The session id an event stream is opened for: `X-Session-ID`, else the `session` query parameter (a
-    /// browser's `EventSource` cannot set headers, and a client that keeps one session per tab cannot use the
-    /// cookie, which every tab shares), else the cookie. The query parameter is never logged: request logs carry
-    /// the path without its query.
-    func streamCredentials(_ request: HTTPRequest) throws(ProtocolError) -> String {
-        if let header = request.headers["X-Session-ID"], !header.isEmpty { return header }
-        if let fromQuery = request.queryValue("session"), !fromQuery.isEmpty { return fromQuery }
-        if let cookie = request.cookies[Self.cookieName], !cookie.isEmpty { return cookie }
-        throw .unknownSession
-    }
 
     /// The address a request counts against (limits, logs): the peer's, or behind a trusted proxy the rightmost
     /// `X-Forwarded-For` entry, the one that proxy appended. Entries to its left are the client's own words (a
@@ -576,7 +569,8 @@ extension PageServer {
     // MARK: - Events
 
     private func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
-        let session = try session(identifiedBy: try streamCredentials(request))
+        guard let named = credentials(request, acceptingQuery: true) else { throw .unknownSession }
+        let session = try session(identifiedBy: named)
         // Both are checked, so a malformed one is refused even where the other (the header) would win.
         let fromHeader = try eventIdentifier(request.headers["Last-Event-ID"])
         let fromQuery = try eventIdentifier(request.queryValue("lastEventId"))
