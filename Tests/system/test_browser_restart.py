@@ -44,6 +44,16 @@ def wait_until_settled(browser):
     wait_for(browser, lambda b: status.get_attribute("data-outbox") == "0" and status.get_attribute("data-state") == "open")
 
 
+def counters_at_one(browser, server):
+    """Opens the counters page of `server` in the tab, increments row 1 once and returns the tab's session."""
+    browser.get(f"http://127.0.0.1:{server.port}/counters")
+    wait_for_unit(browser, "counters")
+    wait_for_text(browser, "Row 1")
+    click_action(browser, "increment", index=0)
+    wait_for(browser, lambda b: count(b, 0) == "1")
+    return tab_session(browser)
+
+
 def assert_no_new_session_notice(browser, session):
     text = notice(browser).lower()
     assert "new one" not in text and "expired" not in text and "session" not in text, text
@@ -126,12 +136,7 @@ def test_login_main_settings_survive_a_restart(browser, start_server, store):
 
 def test_a_click_while_the_server_is_down_is_applied_once_after_the_restart(browser, start_server, store):
     server = start_server(store)
-    browser.get(f"http://127.0.0.1:{server.port}/counters")
-    wait_for_unit(browser, "counters")
-    wait_for_text(browser, "Row 1")
-    click_action(browser, "increment", index=0)
-    wait_for(browser, lambda b: count(b, 0) == "1")
-    session = tab_session(browser)
+    session = counters_at_one(browser, server)
 
     port = server.port
     server.stop(signal.SIGKILL)
@@ -171,12 +176,7 @@ def test_a_click_while_the_server_is_down_is_applied_once_after_the_restart(brow
 
 def test_a_click_the_store_cannot_keep_waits_and_is_applied_once(browser, start_server, store):
     server = start_server(store)
-    browser.get(f"http://127.0.0.1:{server.port}/counters")
-    wait_for_unit(browser, "counters")
-    wait_for_text(browser, "Row 1")
-    click_action(browser, "increment", index=0)
-    wait_for(browser, lambda b: count(b, 0) == "1")
-    session = tab_session(browser)
+    session = counters_at_one(browser, server)
     status = browser.find_element(By.ID, "connection")
 
     # Another process holds the store's write lock: the server waits its busy timeout (5 s), then answers
@@ -208,13 +208,7 @@ def test_clicks_waiting_for_a_dead_server_survive_a_reload_of_the_tab(browser, s
     """The server dies, the user clicks twice, gives up and reloads (the browser shows its own error page); once
     the server is back and the tab is reloaded, both clicks are applied, each exactly once."""
     server = start_server(store)
-    base = f"http://127.0.0.1:{server.port}"
-    browser.get(base + "/counters")
-    wait_for_unit(browser, "counters")
-    wait_for_text(browser, "Row 1")
-    click_action(browser, "increment", index=0)
-    wait_for(browser, lambda b: count(b, 0) == "1")
-    session = tab_session(browser)
+    session = counters_at_one(browser, server)
     port = server.port
     server.stop(signal.SIGKILL)
     increment_button(browser, 0).click()
