@@ -284,6 +284,24 @@ func threadsCPUTime(_ identifiers: Set<Int>) -> Duration {
     return .milliseconds(ticks * 1000 / max(1, ticksPerSecond))
 }
 
+/// The threads among `identifiers` that used at least `threshold` of CPU in each of `seconds` consecutive
+/// seconds, with the least each used in any one of them. A thread of this process that spins shows in every
+/// second; a worker of another suite's server, counted because it started meanwhile, is seldom busy in all.
+func threadsBusyEachSecond(_ identifiers: Set<Int>, seconds: Int, atLeast threshold: Duration) async throws
+    -> [Int: Duration]
+{
+    var quietestSecond: [Int: Duration] = [:]
+    for _ in 0..<seconds {
+        let begin = identifiers.map { ($0, threadsCPUTime([$0])) }
+        try await Task.sleep(for: .seconds(1))
+        for (identifier, start) in begin {
+            let used = threadsCPUTime([identifier]) - start
+            quietestSecond[identifier] = min(quietestSecond[identifier] ?? used, used)
+        }
+    }
+    return quietestSecond.filter { $0.value >= threshold }
+}
+
 private func readSmallFile(_ path: String) -> String? {
     let descriptor = open(path, O_RDONLY)
     guard descriptor >= 0 else { return nil }
