@@ -199,6 +199,8 @@ def main():
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--boards", type=int, default=30, help="sessions with the board open")
     parser.add_argument("--posts", type=int, default=10, help="board posts before the kills, and again after")
+    parser.add_argument("--kill-nats", choices=("follower", "stream-leader"), default="follower",
+                        help="which NATS server is killed: one that leads nothing, or the session stream's leader")
     args = parser.parse_args()
 
     started = time.monotonic()
@@ -299,7 +301,13 @@ def main():
         # time out for a minute or more: README, "Running several nodes", what is not guaranteed.)
         leaders = {cluster.stream_leader("MVVMR_SESSIONS"), cluster.stream_leader("KV_MVVMR_ACTIVITY"),
                    cluster.meta_leader()}
-        victim = next((index for index in range(3) if index not in leaders), 2)
+        if args.kill_nats == "stream-leader":
+            victim = cluster.stream_leader("MVVMR_SESSIONS")
+            victim = 2 if victim is None else victim
+        else:
+            victim = next((index for index in range(3) if index not in leaders), 2)
+        print(f"killing {cluster.names[victim]}; leaders: sessions {cluster.stream_leader('MVVMR_SESSIONS')}, "
+              f"activity {cluster.stream_leader('KV_MVVMR_ACTIVITY')}, meta {cluster.meta_leader()}")
         nats_killed_at = time.monotonic()
         cluster.kill(victim)
         for worker in workers:
@@ -390,6 +398,13 @@ def main():
                   f"(bound {bound:.0f} s)")
             if pause > bound:
                 problems.append(f"{name}: an action took {pause:.1f} s, over the documented bound of {bound:.0f} s")
+        after_kill = failures.around(nats_killed_at, float("inf"))
+        if after_kill:
+            seconds = {}
+            for when, what in after_kill:
+                seconds.setdefault(int(when - nats_killed_at), []).append(what)
+            print("failed attempts after the NATS kill, by second: " + ", ".join(
+                f"+{second} s: {len(items)}" for second, items in sorted(seconds.items())))
         for session, status, answer in errors[:5]:
             problems.append(f"an action of {session[:6]}… was answered {status}: {answer}")
     finally:

@@ -381,12 +381,14 @@ private func openStream(port: Int) throws -> RawConnection {
             // The stall starts when the sockets' buffers are full, after this instant.
             let pushedAt = ContinuousClock.now
             for _ in 0..<512 { stream.send(data: chunk) }  // 32 MiB: far more than the sockets' buffers hold
-            #expect(await eventually(timeout: .seconds(5)) { !route.reasons.value.isEmpty })
-            let cutAfter = ContinuousClock.now - pushedAt
+            // Queueing 32 MiB takes a while itself (seconds under ThreadSanitizer); the stall has begun by its end.
+            let queuedAt = ContinuousClock.now
+            #expect(await eventually(timeout: .seconds(8)) { !route.reasons.value.isEmpty })
+            let cutAt = ContinuousClock.now
             #expect(route.reasons.value == [.clientDisconnected])
             // One second without progress, checked every 250 ms; the bound leaves room for a loaded machine.
-            #expect(cutAfter >= .milliseconds(900))
-            #expect(cutAfter < .seconds(4))
+            #expect(cutAt - pushedAt >= .milliseconds(900))
+            #expect(cutAt - queuedAt < .seconds(4), "cut \(cutAt - queuedAt) after the last chunk was queued")
             #expect(await eventually { server.openStreamCount == 0 && server.activeRequestCount == 0 })
         }
     }
