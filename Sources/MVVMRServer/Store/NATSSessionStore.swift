@@ -663,7 +663,7 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                     noteFence(.absent, of: session)
                     return nil
                 }
-                let messages = try client.messages(in: client.streamName, on: subject, through: last.sequence)
+                let messages = try client.logMessages(on: subject, through: last.sequence)
                 guard messages.last?.sequence == last.sequence,
                     let stored = try self.session(session, from: messages, last: last)
                 else { continue }

@@ -384,9 +384,40 @@ final class NATSClient: @unchecked Sendable {
         return Self.streamMessage(message, sequence: sequence)
     }
 
+    /// Every message on `subject` in the log stream, in stream order, up to the one at sequence `last`: one message get
+    /// each, asked of the stream's leader (see ``NATSMessageGet``). When the messages up to `last` change meanwhile
+    /// (a snapshot purged them), the last one returned is not at `last`.
+    func logMessages(on subject: String, through last: UInt64) throws(SessionStoreError) -> [NATSStreamMessage] {
+        try ensureReady()
+        var read: [NATSStreamMessage] = []
+        var next: UInt64 = 1
+        while next <= last, let message = try nextMessage(in: streamName, on: subject, from: next), message.sequence <= last {
+            read.append(message)
+            next = message.sequence + 1
+        }
+        return read
+    }
+
+    /// The first message on `subject` in `stream` at or after sequence `start`, or nil when there is none.
+    func nextMessage(in stream: String, on subject: String, from start: UInt64) throws(SessionStoreError) -> NATSStreamMessage? {
+        let body = NATSMessageGet.request(subject: subject, from: start)
+        var reply: OpaquePointer?
+        let status: natsStatus = body.withUnsafeBytes { bytes in
+            natsConnection_Request(
+                &reply, connection, "$JS.API.STREAM.MSG.GET." + stream, bytes.baseAddress, Int32(bytes.count),
+                waitMilliseconds)
+        }
+        defer { natsMsg_Destroy(reply) }
+        guard status == NATS_OK, let reply else { throw Self.failure(status, nil, "cannot read \(subject)") }
+        let length = Int(natsMsg_GetDataLength(reply))
+        let answer: [UInt8] = natsMsg_GetData(reply).map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+        return try NATSMessageGet.message(fromAnswer: answer, asked: subject)
+    }
+
     /// Every message on `filter` in `stream`, in stream order, read with an ordered consumer: up to the one at
     /// sequence `last` when given, else until the consumer has none pending. (When the messages up to `last` change
-    /// meanwhile, the last one returned is not at `last`.)
+    /// meanwhile, the last one returned is not at `last`.) Used for the activity bucket, read whole by the sweep;
+    /// a session's log is read with message gets (``logMessages(on:through:)``).
     func messages(in stream: String, on filter: String, through last: UInt64?) throws(SessionStoreError) -> [NATSStreamMessage] {
         try ensureReady()
         var subscription: OpaquePointer?
