@@ -83,7 +83,8 @@ extension PageServer {
         }
         session.pages.goLive()
         // Live from here: its pages' topics are registered now (the replay subscribed nothing and published nothing).
-        session.joinTopics(topicFanout)
+        session.noteTakenTopicMessages(in: records, after: snapshot)
+        session.joinTopics(topicFanout, catchingUp: true)
         if !report.divergedUnits.isEmpty {
             // The fresh pages are acknowledged (read) right away: wait for their records.
             session.waitUntilStored(session.pages.inputNumber)

@@ -57,6 +57,11 @@ extension UnitCase {
         session.pages.pages.first { $0.unit == "shout" }?.view["heard"]
     }
 
+    /// The value a bus payload carries, as JSON text ("" for a payload not of the fan-out's format).
+    static func valueText(_ payload: [UInt8]) -> String {
+        TopicFanout.message(from: payload, on: "shouts")?.value.jsonString ?? ""
+    }
+
     @Test func theInProcessBusDeliversEveryMessageInOrderUntilUnsubscribed() async {
         let bus = InProcessTopicBus()
         let seen = Locked<[String]>([])
@@ -157,7 +162,7 @@ extension UnitCase {
         session.joinTopics(fanout)
         let onBus = Locked<[String]>([])
         _ = bus.subscribe(to: "shouts") { payload in
-            onBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) }
+            onBus.withLock { $0.append(TopicFanoutTests.valueText(payload)) }
         }
         try session.pages.start()
         store.complete(1, with: .success(()))
@@ -186,7 +191,7 @@ extension UnitCase {
         store.complete(1, with: .success(()))
         try session.pages.perform("say", value: "lost", on: "shout")
         store.complete(2, with: .failure(SessionStoreError(.unavailable, "the disk is full")))
-        bus.publish(Array(#""marker""#.utf8), on: "shouts")
+        bus.publish(TopicFanout.payload(of: "marker", id: "m1"), on: "shouts")
         #expect(await Self.eventually { onBus.withLock { $0 } == 1 })
         try await Task.sleep(for: .milliseconds(50))
         #expect(onBus.withLock { $0 } == 1)
@@ -199,7 +204,7 @@ extension UnitCase {
         let server = PageServer(units: [.shout], root: .shout, topicBus: bus)
         let onBus = Locked<[String]>([])
         _ = bus.subscribe(to: "shouts") { payload in
-            onBus.withLock { $0.append(String(decoding: payload, as: UTF8.self)) }
+            onBus.withLock { $0.append(TopicFanoutTests.valueText(payload)) }
         }
         try server.publish("from a service", on: .shouts)
         #expect(await TopicFanoutTests.eventually { onBus.withLock { $0 } == [#""from a service""#] })
@@ -216,10 +221,130 @@ extension UnitCase {
         session.joinTopics(fanout)
         try session.pages.start()
         bus.publish(Array("not json".utf8), on: "shouts")
-        bus.publish(
-            Array(("\"" + String(repeating: "x", count: TopicFanout.maxPayloadBytes) + "\"").utf8), on: "shouts")
-        bus.publish(Array(#""fine""#.utf8), on: "shouts")
+        bus.publish(TopicFanout.payload(of: .string(String(repeating: "x", count: TopicFanout.maxPayloadBytes)), id: "big"), on: "shouts")
+        // A bare value, an id that is not one, an extra member: not this format.
+        bus.publish(Array(#""bare""#.utf8), on: "shouts")
+        bus.publish(Array(#"{"id":"a b","value":"bad id"}"#.utf8), on: "shouts")
+        bus.publish(Array(#"{"id":"x1","value":"extra","more":1}"#.utf8), on: "shouts")
+        bus.publish(TopicFanout.payload(of: "fine", id: "f1"), on: "shouts")
         #expect(await TopicFanoutTests.eventually { TopicFanoutTests.heard(session) == ["fine"] })
         #expect(session.pages.inputNumber == 2)
+    }
+}
+
+/// A session that comes back (restored on this node after it was away: passivated, or its node died) takes the
+/// messages this node kept that came after the last one its log holds, each once, before any live one.
+@Suite struct TopicCatchUpTests {
+    /// A node on a shared store and bus, and a session of it on the shout page.
+    private static func node(store: MemorySessionStore, bus: InProcessTopicBus) -> PageServer {
+        PageServer(units: [.shout], root: .shout, store: store, topicBus: bus)
+    }
+
+    private static func openSession(on server: PageServer) throws -> ServerSession {
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: server.registry, services: server.services,
+            sharedLimits: server.sharedSessionLimits, store: server.store)
+        session.joinTopics(server.topicFanout)
+        try session.pages.start()
+        return session
+    }
+
+    private static func heard(_ session: ServerSession?) -> [String] {
+        (TopicFanoutTests.heard(session!)?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    @Test func aSessionRestoredOnAnotherNodeTakesWhatItMissedOnceEachThenLiveOnes() async throws {
+        let store = MemorySessionStore()
+        let bus = InProcessTopicBus()
+        let first = Self.node(store: store, bus: bus)
+        let second = Self.node(store: store, bus: bus)
+        // A session on the second node keeps it subscribed (and keeping the topic's recent messages).
+        let watcher = try Self.openSession(on: second)
+        defer { watcher.expire(reason: nil) }
+        let away = try Self.openSession(on: first)
+        try first.publish("one", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(away) == ["one"] && Self.heard(watcher) == ["one"] })
+        // Its node dies: its copy is gone, its log (with "one") is in the store.
+        away.expire(reason: nil)
+        try second.publish("two", on: .shouts)
+        try second.publish("three", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(watcher) == ["one", "two", "three"] })
+
+        let restored = try #require(try second.liveSession(away.identifier))
+        #expect(Self.heard(restored) == ["one", "two", "three"], "what it missed, in order, before it was live")
+        try second.publish("four", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(restored) == ["one", "two", "three", "four"] })
+        // Each message is an input of its log, once: restored again, it shows the same.
+        let records = try #require(try store.load(away.identifier)).records
+        #expect(records.count == 5, "its start and four messages")
+        second.dropCopyTakenOver(away.identifier)
+        let again = try #require(try second.liveSession(away.identifier))
+        #expect(Self.heard(again) == ["one", "two", "three", "four"])
+    }
+
+    @Test func aMessageThatArrivesTwiceIsTakenOnce() async throws {
+        let bus = InProcessTopicBus()
+        let fanout = TopicFanout(bus: bus)
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: TopicFanoutTests.registry, services: Services())
+        defer { session.expire(reason: nil) }
+        session.joinTopics(fanout)
+        try session.pages.start()
+        for text in ["a", "b", "a", "c", "b"] { bus.publish(TopicFanout.payload(of: .string(text), id: "id-\(text)"), on: "shouts") }
+        #expect(await TopicFanoutTests.eventually { Self.heard(session) == ["a", "b", "c"] })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(Self.heard(session) == ["a", "b", "c"])
+        #expect(session.pages.inputNumber == 4)
+    }
+
+    @Test func aRestoredSessionWithNoMessageTheNodeKeptTakesThoseThatCameAfterItsLastRecord() async throws {
+        let store = MemorySessionStore()
+        let bus = InProcessTopicBus()
+        let first = Self.node(store: store, bus: bus)
+        let second = Self.node(store: store, bus: bus)
+        let watcher = try Self.openSession(on: second)
+        defer { watcher.expire(reason: nil) }
+        try second.publish("before it began", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(watcher) == ["before it began"] })
+        // A session that took no message: its log is its start, made after the first message came.
+        let quiet = try Self.openSession(on: first)
+        quiet.expire(reason: nil)
+        try await Task.sleep(for: .milliseconds(5))
+        try second.publish("while it was away", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(watcher).count == 2 })
+        let restored = try #require(try second.liveSession(quiet.identifier))
+        #expect(Self.heard(restored) == ["while it was away"], "what came after its start, not what came before")
+        try second.publish("live", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(restored) == ["while it was away", "live"] })
+    }
+
+    @Test func aSessionRestoredWhereTheTopicWasNotFollowedTakesOnlyLiveOnes() async throws {
+        let store = MemorySessionStore()
+        let bus = InProcessTopicBus()
+        let first = Self.node(store: store, bus: bus)
+        let away = try Self.openSession(on: first)
+        try first.publish("one", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(away) == ["one"] })
+        away.expire(reason: nil)
+        // A node that subscribes only now cannot know of what was said before: the session goes on from here.
+        let second = Self.node(store: store, bus: bus)
+        let restored = try #require(try second.liveSession(away.identifier))
+        #expect(Self.heard(restored) == ["one"])
+        try second.publish("three", on: .shouts)
+        #expect(await TopicFanoutTests.eventually { Self.heard(restored) == ["one", "three"] })
+    }
+
+    @Test func publishedMessagesCarryAnIdOfSixteenHexadecimalDigits() async throws {
+        let bus = InProcessTopicBus()
+        let fanout = TopicFanout(bus: bus)
+        let payloads = Locked<[[UInt8]]>([])
+        _ = bus.subscribe(to: "shouts") { payload in payloads.withLock { $0.append(payload) } }
+        fanout.publish(TopicMessage(topic: "shouts", value: "x"))
+        fanout.publish(TopicMessage(topic: "shouts", value: "x"))
+        #expect(await TopicFanoutTests.eventually { payloads.withLock { $0.count } == 2 })
+        let messages = payloads.withLock { $0 }.compactMap { TopicFanout.message(from: $0, on: "shouts") }
+        #expect(messages.count == 2)
+        #expect(messages.allSatisfy { $0.value == "x" && $0.id?.count == 16 && $0.id?.allSatisfy(\.isHexDigit) == true })
+        #expect(messages[0].id != messages[1].id)
     }
 }

@@ -282,7 +282,8 @@ final class SessionCore {
         case .work(let ordinal, let result):
             if !scheduler.deliver(.work(ordinal, result)) { finishStaleReentry(.work(ordinal, result)) }
         case .topic(let name, let value):
-            if !receive(TopicMessage(topic: name, value: value)) { finishStaleReentry(record.input) }
+            let message = TopicMessage(topic: name, value: value, id: TopicMessage.id(inAnnotation: record.annotation))
+            if !receive(message) { finishStaleReentry(record.input) }
         case .rebind(let unitName, let revision):
             // Its one event (the snapshot) gets the number it had, whatever was skipped before it.
             if record.sequence > 0 { sequence = max(sequence, record.sequence - 1) }
@@ -315,7 +316,7 @@ final class SessionCore {
         guard !units.isEmpty else { return false }
         for unit in units { pages[unit]?.receivedInput = true }
         let topics = turn.topics
-        applyInput(recordedAs: { _ in .topic(name: message.topic, value: message.value) }) {
+        applyInput(recordedAs: { _ in .topic(name: message.topic, value: message.value) }, annotation: message.recordAnnotation) {
             topics.deliver(message.value, on: message.topic)
         }
         return true

@@ -65,6 +65,38 @@ final class ServerSession: Sendable {
         case tooManyStreams
     }
 
+    /// What the session has taken of topic messages: the ids of the last ones (from its log, and live), so that
+    /// none is taken twice; and, while it catches up after a restore, the live ones held back until it is done, so
+    /// that they come after the ones it missed.
+    struct TopicIntake {
+        /// Hashes of the ids of the last ``remembered`` messages taken, and the same in the order taken.
+        var seen: Set<Int> = []
+        var order: [Int] = []
+        /// Catch-ups under way (live messages are held meanwhile).
+        var catchingUp = 0
+        var held: [TopicMessage] = []
+        /// For a restored session, the wall-clock time of the last record its log holds: where it stands when
+        /// none of a topic's recent messages is one it took (a log with no message yet).
+        var lastRecordedAt: Duration?
+
+        /// How many ids are remembered: as many as a node keeps of a topic's recent messages.
+        static let remembered = TopicFanout.recentLimit
+
+        func hasTaken(_ id: String) -> Bool { seen.contains(id.hashValue) }
+
+        mutating func note(_ id: String) {
+            guard seen.insert(id.hashValue).inserted else { return }
+            order.append(id.hashValue)
+            if order.count > Self.remembered * 2 {
+                for old in order.prefix(order.count - Self.remembered) { seen.remove(old) }
+                order.removeFirst(order.count - Self.remembered)
+            }
+        }
+    }
+
+    /// The topic messages taken; see ``TopicIntake``.
+    let topicIntake = Locked(TopicIntake())
+
     /// Patch bytes after which the pages are measured again rather than estimated.
     static let patchBytesBeforeMeasuring = 65_536
 
@@ -433,13 +465,19 @@ final class ServerSession: Sendable {
     /// From now on the topics this session's pages listen to are registered with `fanout` (and unregistered when
     /// the pages are released), and the values they publish go to it once the input that published them is stored.
     /// Called once the session is live: a new session before its first page, a restored one after its replay.
-    func joinTopics(_ fanout: TopicFanout) {
+    /// - Parameter catchingUp: a restored session takes, on each topic its pages listen to, the messages the node
+    ///   kept that came after the last one its log holds (those it missed while it was away), before any live one.
+    func joinTopics(_ fanout: TopicFanout, catchingUp: Bool = false) {
+        let missed = Locked<[[RecentTopicMessage]]?>(catchingUp ? [] : nil)
+        if catchingUp { topicIntake.withLock { $0.catchingUp += 1 } }
         pages.setTopicListener { [weak self] event in
             // Outside the page session's lock, in input order, one call at a time.
             guard let self else { return }
             switch event {
             case .subscribed(let topic):
-                fanout.add(self, to: topic)
+                let recent = fanout.add(self, to: topic)
+                // Installing the listener hands it the topics the pages listen to already: those are caught up on.
+                missed.withLock { missed in missed?.append(recent) }
             case .unsubscribed(let topic):
                 fanout.remove(self, from: topic)
             case .published(let message, let input):
@@ -451,13 +489,80 @@ final class ServerSession: Sendable {
                 if case .stored = durability { fanout.publish(message) }
             }
         }
+        guard let caughtUp = missed.withLock({ missed in defer { missed = nil }; return missed }) else { return }
+        for recent in caughtUp {
+            for message in Self.missedMessages(in: recent, intake: topicIntake.withLock { $0 }) { _ = take(message) }
+        }
+        // Then the live ones that came meanwhile, in the order they came.
+        while let next = topicIntake.withLock({ intake -> TopicMessage? in
+            if intake.held.isEmpty {
+                intake.catchingUp -= 1
+                return nil
+            }
+            return intake.held.removeFirst()
+        }) {
+            _ = take(next)
+        }
     }
 
-    /// Hands a topic message to the pages listening to it, as an input of the session; an ended or spoiled
-    /// session takes none.
-    /// - Returns: whether a page of the session took it.
+    /// Of a topic's recent messages on this node (oldest first), those after the last one the session took, that it
+    /// did not take. When it took none of them, those that came after its last record; none when that is not known
+    /// either (it cannot tell where it stands).
+    static func missedMessages(in recent: [RecentTopicMessage], intake: TopicIntake) -> [TopicMessage] {
+        let after: ArraySlice<RecentTopicMessage>
+        if let last = recent.lastIndex(where: { $0.message.id.map(intake.hasTaken) ?? false }) {
+            after = recent[(last + 1)...]
+        } else if let since = intake.lastRecordedAt {
+            after = recent.drop { $0.arrived <= since }
+        } else {
+            return []
+        }
+        return after.map(\.message).filter { message in message.id.map { !intake.hasTaken($0) } ?? false }
+    }
+
+    /// Notes what a replayed log says of the topic messages the session took: the ids its records hold, and when
+    /// its last record was made.
+    /// - Parameters:
+    ///   - records: the log's records (after its snapshot, if any).
+    ///   - snapshot: its snapshot, if any.
+    func noteTakenTopicMessages(in records: [InputRecord], after snapshot: SessionSnapshot? = nil) {
+        var origin = snapshot?.wallClock
+        for record in records {
+            if case .start(_, _, _, _, let wallClock) = record.input { origin = wallClock }
+        }
+        let lastTime = records.last?.time ?? snapshot?.time
+        topicIntake.withLock { intake in
+            for record in records {
+                if case .topic = record.input, let id = TopicMessage.id(inAnnotation: record.annotation) { intake.note(id) }
+            }
+            if let origin, let lastTime, origin > .zero { intake.lastRecordedAt = origin + lastTime }
+        }
+    }
+
+    /// Hands a topic message to the pages listening to it, as an input of the session, unless it took the
+    /// message already; while the session catches up after a restore, a live message waits for it. An ended or
+    /// spoiled session takes none.
+    /// - Returns: whether a page of the session took it (or will, once caught up).
     func receive(_ message: TopicMessage) -> Bool {
+        let held = topicIntake.withLock { intake -> Bool in
+            guard intake.catchingUp > 0 else { return false }
+            intake.held.append(message)
+            return true
+        }
+        return held || take(message)
+    }
+
+    /// Hands a topic message to the pages, once: not when the session took one with its id already.
+    private func take(_ message: TopicMessage) -> Bool {
         if streamState.withLock({ $0.expired || $0.storeFailure != nil }) { return false }
+        if let id = message.id {
+            let isNew = topicIntake.withLock { intake -> Bool in
+                if intake.hasTaken(id) { return false }
+                intake.note(id)
+                return true
+            }
+            if !isNew { return false }
+        }
         return pages.receive(message) != nil
     }
 

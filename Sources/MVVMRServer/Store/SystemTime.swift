@@ -12,4 +12,11 @@ enum SystemTime {
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec)
     }
+
+    /// The time since 1970 (UTC), to the nanosecond.
+    static func sinceEpoch() -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
+    }
 }

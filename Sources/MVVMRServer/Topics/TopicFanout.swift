@@ -2,6 +2,13 @@ import JSONPatch
 import Locking
 import MVVMR
 
+/// A message a node's fan-out keeps for a while, with when it came (the wall clock).
+struct RecentTopicMessage: Sendable {
+    let message: TopicMessage
+    /// When the bus brought it, since 1970.
+    let arrived: Duration
+}
+
 /// This node's side of the topics: which live sessions listen to which topic, one bus subscription per topic
 /// while any does, and each message handed to each of them as an input.
 ///
@@ -19,7 +26,13 @@ final class TopicFanout: Sendable {
     private struct TopicState {
         var listeners: [ObjectIdentifier: Listener] = [:]
         var subscription: TopicBusSubscription?
+        /// The last messages the bus brought on this topic, oldest first (at most ``recentLimit``).
+        var recent: [RecentTopicMessage] = []
     }
+
+    /// How many of a topic's last messages the node keeps while it is subscribed: what a session restored here
+    /// catches up on (the messages after the last one its log holds, that it missed while it was away).
+    static let recentLimit = 256
 
     /// The largest message this node publishes or takes from the bus, as JSON text (64 KiB): a page's values come
     /// from action values (16 KiB at most by default); anything larger on the bus is some other publisher's.
@@ -38,10 +51,13 @@ final class TopicFanout: Sendable {
     }
 
     /// `session` listens to `topic` from now on; the first listener on this node subscribes the node to the bus.
-    func add(_ session: ServerSession, to topic: String) {
-        guard TopicName.isValid(topic) else { return }
+    /// - Returns: the topic's last messages on this node before `session` was added, oldest first (every later one
+    ///   is handed to it).
+    @discardableResult
+    func add(_ session: ServerSession, to topic: String) -> [RecentTopicMessage] {
+        guard TopicName.isValid(topic) else { return [] }
         let bus = self.bus
-        topics.withLock { topics in
+        return topics.withLock { topics in
             var state = topics[topic] ?? TopicState()
             state.listeners[ObjectIdentifier(session)] = Listener(session: session)
             if state.subscription == nil {
@@ -50,6 +66,7 @@ final class TopicFanout: Sendable {
                 }
             }
             topics[topic] = state
+            return state.recent
         }
     }
 
@@ -69,13 +86,39 @@ final class TopicFanout: Sendable {
         }
     }
 
-    /// Publishes `message` on the bus (every listener on every node gets it, this node's too).
+    /// Publishes `message` on the bus (every listener on every node gets it, this node's too), with a new id.
     func publish(_ message: TopicMessage) {
         guard TopicName.isValid(message.topic) else { return }
-        let payload = message.value.jsonBytes
+        let payload = Self.payload(of: message.value, id: Self.newID())
         guard payload.count <= Self.maxPayloadBytes else { return }
         published?.increment()
         bus.publish(payload, on: message.topic)
+    }
+
+    /// A message's bytes on the bus: `{"id":"…","value":…}` (compact JSON), the id 16 hexadecimal digits.
+    static func payload(of value: JSONValue, id: String) -> [UInt8] {
+        JSONValue.object(["id": .string(id), "value": value]).jsonBytes
+    }
+
+    /// The message `payload` carries on `topic`, or nil when it is not one of this format.
+    static func message(from payload: [UInt8], on topic: String) -> TopicMessage? {
+        guard payload.count <= maxPayloadBytes, let wrapper = try? JSONValue(parsing: payload, maxDepth: 64),
+            case .object(let members) = wrapper, members.count == 2,
+            let id = members["id"]?.stringValue, isValidID(id), let value = members["value"]
+        else { return nil }
+        return TopicMessage(topic: topic, value: value, id: id)
+    }
+
+    /// A new message id: 64 random bits as 16 lowercase hexadecimal digits.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = String(generator.next() as UInt64, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// Whether `id` is one this format allows: 1 to 64 letters, digits, `-` or `_`.
+    static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && TopicName.isValid(id)
     }
 
     /// The sessions listening to `topic` on this node (tests).
@@ -83,14 +126,18 @@ final class TopicFanout: Sendable {
         topics.withLock { $0[topic]?.listeners.values.filter { $0.session != nil }.count ?? 0 }
     }
 
-    /// Hands a message from the bus to every session listening to `topic`, each as an input of its own.
+    /// Hands a message from the bus to every session listening to `topic`, each as an input of its own, and keeps
+    /// it among the topic's recent ones.
     private func deliver(_ payload: [UInt8], on topic: String) {
-        // A payload that is not JSON, or too large (another node's bug, a foreign publisher), is dropped.
-        guard payload.count <= Self.maxPayloadBytes, let value = try? JSONValue(parsing: payload, maxDepth: 64) else {
-            return
+        // A payload not of this format, or too large (another node's bug, a foreign publisher), is dropped.
+        guard let message = Self.message(from: payload, on: topic) else { return }
+        let sessions = topics.withLock { topics -> [ServerSession] in
+            guard var state = topics[topic] else { return [] }
+            state.recent.append(RecentTopicMessage(message: message, arrived: SystemTime.sinceEpoch()))
+            if state.recent.count > Self.recentLimit { state.recent.removeFirst(state.recent.count - Self.recentLimit) }
+            topics[topic] = state
+            return state.listeners.values.compactMap(\.session)
         }
-        let sessions = topics.withLock { topics in topics[topic]?.listeners.values.compactMap(\.session) ?? [] }
-        let message = TopicMessage(topic: topic, value: value)
         for session in sessions where session.receive(message) { delivered?.increment() }
     }
 }
