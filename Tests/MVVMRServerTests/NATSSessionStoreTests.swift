@@ -8,6 +8,26 @@ import Testing
 /// One test at a time: several start nats-servers of their own, which would otherwise load the machine beside the
 /// timing-sensitive tests of other suites all at once.
 @Suite(.serialized) struct NATSSessionStoreTests {
+    /// A short log is read with message gets alone, a long one with an ordered consumer first: both read it whole,
+    /// in order, on another node, after a snapshot too.
+    @Test(arguments: [NATSSessionStore.messageGetLimit - 1, NATSSessionStore.messageGetLimit + 8])
+    func aLogOfAnyLengthIsReadWholeInOrderOnAnotherNode(count: Int) throws {
+        let server = try #require(NATSTestServer.shared)
+        let settings = natsSettings(server)
+        let writer = try NATSSessionStore(settings)
+        let reader = try NATSSessionStore(settings)
+        defer {
+            writer.close()
+            reader.close()
+        }
+        for number in 1...count { #expect(failureKind(appendWaiting(record("long", number, bodySize: 200), to: writer)) == nil) }
+        #expect(try reader.load("long") == StoredSession(snapshot: nil, records: (1...count).map { record("long", $0, bodySize: 200) }))
+        try writer.saveSnapshot(StoredSnapshot(number: 3, body: Array("{\"s\":3}".utf8)), of: "long")
+        let loaded = try #require(try reader.load("long"))
+        #expect(loaded.snapshot == StoredSnapshot(number: 3, body: Array("{\"s\":3}".utf8)))
+        #expect(loaded.records.map(\.number) == Array(4...count))
+    }
+
     @Test func twoNodesNeverBothAcceptARecordNumber() throws {
         let server = try #require(NATSTestServer.shared)
         let settings = natsSettings(server)
