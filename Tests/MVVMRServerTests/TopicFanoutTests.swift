@@ -348,3 +348,37 @@ extension UnitCase {
         #expect(messages[0].id != messages[1].id)
     }
 }
+
+/// Topic messages that change a page count towards its record cap (`MAX_PAGE_RECORDS`), as actions do, live and on
+/// restore alike: a page without a saved state on a busy topic would otherwise grow its log for ever (compaction
+/// cannot write it down, and the cap would never bind it fresh).
+@Suite struct TopicRecordCapTests {
+    @Test func messagesThatChangeAPageCountTowardsItsCapLiveAndOnRestore() throws {
+        let store = MemorySessionStore()
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: TopicFanoutTests.registry, services: Services(),
+            store: store)
+        defer { session.expire(reason: nil) }
+        try session.pages.start()
+        for number in 1...3 {
+            #expect(session.receive(TopicMessage(topic: "shouts", value: .string("m\(number)"), id: "id\(number)")))
+        }
+        // Live: past a cap of 2 the page is written down as bound fresh; under a cap of 5 it cannot be written down.
+        #expect(session.pages.takeSnapshot(recordCap: 2) != nil)
+        #expect(session.pages.takeSnapshot(recordCap: 5) == nil)
+
+        session.waitUntilStored(session.pages.inputNumber)
+        let stored = try #require(try store.load(session.identifier))
+        let records = try stored.records.map { try InputRecord(json: try JSONValue(parsing: $0.body)) }
+        #expect(records.count == 4)
+        for (cap, capped) in [(2, ["shout"]), (5, [])] {
+            let restored = PageSession(registry: TopicFanoutTests.registry, services: Services(), clock: .virtual)
+            defer { restored.releaseAll() }
+            let report = restored.restore(from: records, recordCap: cap)
+            #expect(report.cappedUnits == capped, "cap \(cap)")
+            // A capped page is reported diverged (the server binds it fresh); one under the cap is replayed whole.
+            #expect(report.divergedUnits == capped, "cap \(cap)")
+            if capped.isEmpty { #expect(restored.pages.first { $0.unit == "shout" }?.view["heard"] == ["m1", "m2", "m3"]) }
+        }
+    }
+}

@@ -20,7 +20,8 @@ final class BoundPage {
     /// Whether anything reached the page since it was bound (an action, a callback, a timer or an async result
     /// of the session): a page nothing reached is restored by binding it again as it was first bound.
     var receivedInput = false
-    /// The action records applied to it since it was bound (what `MAX_PAGE_RECORDS` counts).
+    /// The action records applied to it since it was bound, and the topic messages that changed it (what
+    /// `MAX_PAGE_RECORDS` counts).
     var actionCount = 0
     private(set) var pairs: [BoundPair]
 

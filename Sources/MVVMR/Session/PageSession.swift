@@ -260,12 +260,14 @@ public final class PageSession: Sendable {
                 report.snapshotMismatchedUnits = found.mismatched.sorted()
             }
             // A page with more action records than the cap (since its last rebind) is not replayed at all: it
-            // starts out as diverged, so it is bound fresh, and replaying a session stays bounded.
+            // starts out as diverged, so it is bound fresh, and replaying a session stays bounded. Topic messages
+            // that changed the page count as actions do (a busy topic would otherwise grow its log for ever).
             var actionCounts: [String: Int] = [:]
             var lastRebind: [String: Int] = [:]
             for record in records {
                 switch record.input {
                 case .action(let unit, _, _, _): actionCounts[unit, default: 0] += 1
+                case .topic: for unit in record.digests.keys { actionCounts[unit, default: 0] += 1 }
                 case .rebind(let unit, _):
                     actionCounts[unit] = 0
                     lastRebind[unit] = record.number

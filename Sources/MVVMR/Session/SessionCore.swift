@@ -316,9 +316,14 @@ final class SessionCore {
         guard !units.isEmpty else { return false }
         for unit in units { pages[unit]?.receivedInput = true }
         let topics = turn.topics
-        applyInput(recordedAs: { _ in .topic(name: message.topic, value: message.value) }, annotation: message.recordAnnotation) {
+        let applied = applyInput(
+            recordedAs: { _ in .topic(name: message.topic, value: message.value) }, annotation: message.recordAnnotation
+        ) {
             topics.deliver(message.value, on: message.topic)
         }
+        // A message that changed a page counts towards its record cap, as an action does (the log's digests say
+        // which pages it changed, so a restore counts the same).
+        for unit in Set(applied.effects.events.map(\.pageUnit)) { pages[unit]?.actionCount += 1 }
         return true
     }
 

@@ -93,7 +93,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `PASSIVATE_AFTER_SECONDS`: a session with no request and no open stream for this long leaves memory; it
     /// stays in the store and is restored (replayed) on its next request (0: never).
     public var passivateAfterSeconds = 300
-    /// `MAX_PAGE_RECORDS`: the most action records a page's log may hold (since the page was last bound fresh)
+    /// `MAX_PAGE_RECORDS`: the most action records (and topic messages that changed it) a page's log may hold
+    /// (since the page was last bound fresh)
     /// for it to be replayed on restore; a page past it is bound fresh instead (its clients get a snapshot), so
     /// that restoring a session stays quick, and its records are dropped from the store.
     public var maxPageRecords = 10_000
@@ -280,7 +281,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             range: 0...31_536_000, \.passivateAfterSeconds),
         integer(
             "--max-page-records", "MAX_PAGE_RECORDS",
-            "most action records of a page replayed on restore (past it the page is bound fresh)",
+            "most action and topic records of a page replayed on restore (past it the page is bound fresh)",
             range: 1...100_000_000, \.maxPageRecords),
         integer(
             "--snapshot-after-records", "SNAPSHOT_AFTER_RECORDS",
