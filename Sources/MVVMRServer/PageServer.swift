@@ -150,6 +150,9 @@ public final class PageServer: Sendable {
                 "mvvmr_topic_messages_delivered_total",
                 help: "Topic messages taken by this node's sessions as inputs (one per session)."))
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
+        metrics.counter(
+            "mvvmr_log_lines_dropped_total", help: "Log lines dropped because standard output did not take them in time."
+        ) { Double(LogWriter.standardOutput.droppedLineCount) }
         metrics.gauge("mvvmr_pages_live", help: "Live pages across all sessions.") { [sessions] in
             Double(sessions.allEntries().reduce(0) { $0 + $1.pages.livePageCount })
         }
@@ -226,6 +229,7 @@ public final class PageServer: Sendable {
         // Every input acknowledged is stored already; this completes those whose answers were cut off.
         store.flush()
         logger.log(.info, "stopped")
+        logger.flush()
     }
 
     /// Blocks until SIGTERM or SIGINT, then stops gracefully. Call ``blockStopSignals()`` before starting

@@ -6,27 +6,22 @@ import JSONPatch
     import Musl
 #endif
 
-/// Writes one JSON object per line to standard output, each with one `write(2)`: nothing is buffered,
-/// so nothing is lost on SIGTERM, and lines from different threads never interleave.
+/// Writes one JSON object per line to standard output. Each line is encoded straight to bytes and handed to the
+/// process's ``LogWriter``, whose own thread writes lines in batches: a request thread never waits for standard
+/// output, and lines from different threads never interleave. ``flush()`` (which a stopping server calls) waits
+/// until every line logged before it is written, so a SIGTERM loses none.
 public struct Logger: Sendable {
     /// The least severe level written.
     public let level: LogLevel
     private let sink: @Sendable ([UInt8]) -> Void
+    private let flushSink: @Sendable () -> Void
 
     /// Creates a logger writing to standard output.
     /// - Parameter level: the least severe level written.
     public init(level: LogLevel) {
-        self.init(level: level) { line in
-            line.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = write(1, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                    if written < 0 && errno == EINTR { continue }
-                    if written <= 0 { return }
-                    offset += written
-                }
-            }
-        }
+        self.level = level
+        sink = { line in LogWriter.standardOutput.append(line) }
+        flushSink = { LogWriter.standardOutput.flush() }
     }
 
     /// Creates a logger that hands each line (with its newline) to `sink`; tests use it.
@@ -36,6 +31,12 @@ public struct Logger: Sendable {
     public init(level: LogLevel, sink: @escaping @Sendable ([UInt8]) -> Void) {
         self.level = level
         self.sink = sink
+        flushSink = {}
+    }
+
+    /// Waits until every line logged before the call is written to standard output (a sink's logger: at once).
+    public func flush() {
+        flushSink()
     }
 
     /// Whether a message of this level would be written.
@@ -49,29 +50,70 @@ public struct Logger: Sendable {
     /// - Parameters:
     ///   - messageLevel: the severity.
     ///   - message: what happened.
-    ///   - fields: more facts, in order.
+    ///   - fields: more facts, in order (a key given twice is written twice: give each once).
     public func log(_ messageLevel: LogLevel, _ message: String, _ fields: [(String, JSONValue)] = []) {
         guard isEnabled(messageLevel) else { return }
-        var object = JSONObject()
-        object["time"] = .string(Self.timestamp())
-        object["level"] = .string(messageLevel.rawValue)
-        object["message"] = .string(message)
-        for (key, value) in fields { object[key] = value }
-        var line = JSONValue.object(object).jsonBytes
+        sink(Self.line(messageLevel, message, fields))
+    }
+
+    /// One line's bytes, with its newline, encoded straight from the fields (no JSON tree is built for it).
+    static func line(_ messageLevel: LogLevel, _ message: String, _ fields: [(String, JSONValue)]) -> [UInt8] {
+        var line: [UInt8] = []
+        line.reserveCapacity(96 + message.utf8.count + fields.count * 32)
+        line.append(contentsOf: #"{"time":""#.utf8)
+        appendTimestamp(to: &line)
+        line.append(contentsOf: #"","level":""#.utf8)
+        line.append(contentsOf: messageLevel.rawValue.utf8)
+        line.append(contentsOf: #"","message":"#.utf8)
+        JSONValue.string(message).encode(into: &line)
+        for (key, value) in fields {
+            line.append(UInt8(ascii: ","))
+            JSONValue.string(key).encode(into: &line)
+            line.append(UInt8(ascii: ":"))
+            value.encode(into: &line)
+        }
+        line.append(UInt8(ascii: "}"))
         line.append(10)
-        sink(line)
+        return line
     }
 
     /// The time now as RFC 3339 UTC with milliseconds.
     static func timestamp() -> String {
+        var bytes: [UInt8] = []
+        appendTimestamp(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the time now as RFC 3339 UTC with milliseconds (`2026-12-01T20:00:00.000Z`).
+    static func appendTimestamp(to bytes: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let milliseconds = Int(now.tv_nsec / 1_000_000)
-        let millisecondsText = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisecondsText)Z"
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = max(0, value)
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (rest / divisor) % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(Int(now.tv_nsec / 1_000_000), 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 }

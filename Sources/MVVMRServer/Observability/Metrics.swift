@@ -200,6 +200,8 @@ public final class MetricsRegistry: Sendable {
         case counter(Counter)
         case histogram(Histogram)
         case gauge(name: String, help: String, read: @Sendable () -> Double)
+        /// A count kept elsewhere (read when rendered): a counter, for what only grows.
+        case readCounter(name: String, help: String, read: @Sendable () -> Double)
     }
 
     private let metrics = Locked<[Metric]>([])
@@ -241,6 +243,16 @@ public final class MetricsRegistry: Sendable {
         metrics.withLock { $0.append(.gauge(name: name, help: help, read: read)) }
     }
 
+    /// Registers a counter whose value is read from `read` each time the metrics are rendered: a count kept
+    /// elsewhere, that only grows.
+    /// - Parameters:
+    ///   - name: the metric name (ending in `_total`).
+    ///   - help: what it counts.
+    ///   - read: returns the count now.
+    public func counter(_ name: String, help: String, read: @escaping @Sendable () -> Double) {
+        metrics.withLock { $0.append(.readCounter(name: name, help: help, read: read)) }
+    }
+
     /// Every metric in the text exposition format.
     public func render() -> String {
         let all = metrics.withLock { $0 }
@@ -251,6 +263,8 @@ public final class MetricsRegistry: Sendable {
             case .histogram(let histogram): histogram.render(into: &text)
             case .gauge(let name, let help, let read):
                 text += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n\(name) \(number(read()))\n"
+            case .readCounter(let name, let help, let read):
+                text += "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(number(read()))\n"
             }
         }
         return text

@@ -1,0 +1,149 @@
+import Locking
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Log lines on their way to a file descriptor (standard output): a request thread appends its line to a bounded
+/// buffer and goes on; one thread of the writer's own writes what has gathered with one `write(2)` per batch. A
+/// request thread never waits for the descriptor: when the buffer is full (the reader of standard output stopped,
+/// or cannot keep up) the line is dropped and counted, and the writer reports the count in a line of its own once
+/// it can write again.
+///
+/// ``flush()`` waits until everything appended before it is written: a server stopping calls it, so a SIGTERM
+/// loses no line. A SIGKILL loses what was not written yet (at most a few milliseconds of lines).
+final class LogWriter: Sendable {
+    private struct State {
+        /// Lines waiting, back to back, each with its newline.
+        var pending: [UInt8] = []
+        /// Bytes appended and bytes written (or given up on) since the start: a flush waits for the second to reach
+        /// what the first was when it began.
+        var appended = 0
+        var written = 0
+        /// Lines dropped since the writer last reported them, and in all.
+        var droppedSinceReport = 0
+        var droppedTotal = 0
+        var isRunning = false
+    }
+
+    /// The most bytes waiting before lines are dropped (1 MiB: thousands of lines, a second of a busy server's).
+    static let byteLimit = 1 << 20
+
+    /// The writer of this process's standard output.
+    static let standardOutput = LogWriter(descriptor: 1)
+
+    private let descriptor: Int32
+    private let byteLimit: Int
+    private let state = Monitor(State())
+
+    /// A writer to `descriptor`; its thread starts with the first line.
+    /// - Parameters:
+    ///   - descriptor: where the lines go.
+    ///   - byteLimit: the most bytes waiting before lines are dropped.
+    init(descriptor: Int32, byteLimit: Int = LogWriter.byteLimit) {
+        self.descriptor = descriptor
+        self.byteLimit = byteLimit
+    }
+
+    /// Lines dropped so far because the buffer was full.
+    var droppedLineCount: Int { state.withLock { $0.droppedTotal } }
+
+    /// Appends `line` (with its newline) for the writer thread, or drops it when the buffer is full.
+    /// - Returns: whether the line was taken.
+    @discardableResult
+    func append(_ line: [UInt8]) -> Bool {
+        enum Admission { case dropped, queued, queuedFirst, queuedAndStart }
+        let admission: Admission = state.withLock { state in
+            guard state.pending.count + line.count <= byteLimit else {
+                state.droppedSinceReport += 1
+                state.droppedTotal += 1
+                return .dropped
+            }
+            let wasEmpty = state.pending.isEmpty
+            state.pending.append(contentsOf: line)
+            state.appended += line.count
+            if !state.isRunning {
+                state.isRunning = true
+                return .queuedAndStart
+            }
+            return wasEmpty ? .queuedFirst : .queued
+        }
+        switch admission {
+        case .dropped: return false
+        case .queued: return true
+        // Only an empty buffer can have the writer asleep; awake, it takes whatever is there.
+        case .queuedFirst: state.broadcast()
+        case .queuedAndStart: startThread()
+        }
+        return true
+    }
+
+    /// Waits until every line appended before the call is written (or given up on: a descriptor that refuses it).
+    func flush() {
+        let target = state.withLock { $0.appended }
+        state.withLock(when: { $0.written >= target || !$0.isRunning }) { _ in }
+    }
+
+    private func startThread() {
+        let retained = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<LogWriter>.fromOpaque(argument).takeRetainedValue().run()
+                return nil
+            }, retained.toOpaque())
+        if created == 0 {
+            pthread_detach(thread)
+            // A process that exits (`exit`, or returning from `main`) writes what is waiting first.
+            if descriptor == 1 { atexit { LogWriter.standardOutput.flush() } }
+            return
+        }
+        retained.release()
+        // No thread: write on this one, as before there was a writer (the line is not lost).
+        let batch = state.withLock { state -> [UInt8] in
+            state.isRunning = false
+            defer { state.pending = [] }
+            state.written = state.appended
+            return state.pending
+        }
+        writeAll(batch)
+    }
+
+    /// The writer thread: takes what has gathered, writes it, and again, for the life of the process.
+    private func run() {
+        var spare: [UInt8] = []
+        while true {
+            let (batch, dropped) = state.withLock(when: { !$0.pending.isEmpty || $0.droppedSinceReport > 0 }) {
+                state -> ([UInt8], Int) in
+                var batch = spare
+                swap(&batch, &state.pending)
+                defer { state.droppedSinceReport = 0 }
+                return (batch, state.droppedSinceReport)
+            }
+            writeAll(batch)
+            if dropped > 0 {
+                writeAll(Logger.line(.warning, "log_lines_dropped", [("count", .int(dropped))]))
+            }
+            state.withLock { $0.written += batch.count }
+            state.broadcast()
+            spare = batch
+            spare.removeAll(keepingCapacity: spare.capacity <= 4 * 65_536)
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import JSONPatch
+import Testing
+
+@testable import MVVMRServer
+
+/// The request log's writer: lines from many threads whole and in order, one thread's writes in batches, a reader
+/// that stops never blocking a logging thread (its lines are dropped, counted, and reported), and a flush that
+/// waits for what was logged before it. Each test writes to a pipe of its own.
+@Suite struct LogWriterTests {
+    /// A pipe whose read end a test drains (or not).
+    final class Pipe: @unchecked Sendable {
+        let readEnd: Int32
+        let writeEnd: Int32
+
+        init() throws {
+            var ends: [Int32] = [0, 0]
+            try #require(pipe(&ends) == 0)
+            readEnd = ends[0]
+            writeEnd = ends[1]
+        }
+
+        /// Everything readable now, waiting up to `timeout` for the first bytes.
+        func readAvailable(timeout: Duration = .milliseconds(200)) -> [UInt8] {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            var descriptor = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+            var waitMilliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            while poll(&descriptor, 1, waitMilliseconds) > 0 {
+                let count = read(readEnd, &buffer, buffer.count)
+                if count <= 0 { break }
+                bytes += buffer[0..<count]
+                waitMilliseconds = 20
+            }
+            return bytes
+        }
+
+        deinit {
+            close(readEnd)
+            close(writeEnd)
+        }
+    }
+
+    private static func lines(_ bytes: [UInt8]) -> [JSONValue] {
+        bytes.split(separator: 10).compactMap { try? JSONValue(parsing: Array($0)) }
+    }
+
+    @Test func linesFromManyThreadsArriveWholeAndEachThreadsInOrder() async throws {
+        let pipe = try Pipe()
+        let writer = LogWriter(descriptor: pipe.writeEnd)
+        let logger = Logger(level: .info) { writer.append($0) }
+        let reader = Task.detached { () -> [UInt8] in
+            var all: [UInt8] = []
+            while true {
+                let bytes = pipe.readAvailable(timeout: .seconds(2))
+                if bytes.isEmpty { return all }
+                all += bytes
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<4 {
+                group.addTask {
+                    for number in 0..<500 { logger.log(.info, "request", [("thread", .int(thread)), ("n", .int(number))]) }
+                }
+            }
+        }
+        writer.flush()
+        let lines = Self.lines(await reader.value)
+        #expect(lines.count == 2_000)
+        for thread in 0..<4 {
+            let numbers = lines.filter { $0["thread"]?.intValue == thread }.compactMap { $0["n"]?.intValue }
+            #expect(numbers == Array(0..<500), "thread \(thread)")
+        }
+        #expect(writer.droppedLineCount == 0)
+    }
+
+    @Test func aReaderThatStopsNeverBlocksALoggerAndTheDroppedLinesAreReported() throws {
+        let pipe = try Pipe()
+        // A small buffer, and a pipe nobody reads: it fills (64 KiB), then the buffer does.
+        let writer = LogWriter(descriptor: pipe.writeEnd, byteLimit: 16_384)
+        let logger = Logger(level: .info) { writer.append($0) }
+        let started = ContinuousClock.now
+        for number in 0..<20_000 { logger.log(.info, "request", [("n", .int(number))]) }
+        #expect(ContinuousClock.now - started < .seconds(5), "logging waited for the pipe")
+        #expect(writer.droppedLineCount > 0)
+        let dropped = writer.droppedLineCount
+        // The reader comes back: what was taken is written, then the report of what was not.
+        var bytes: [UInt8] = []
+        for _ in 0..<50 {
+            bytes += pipe.readAvailable()
+            if Self.lines(bytes).contains(where: { $0["message"] == "log_lines_dropped" }) { break }
+        }
+        let lines = Self.lines(bytes)
+        let reports = lines.filter { $0["message"] == "log_lines_dropped" }
+        #expect(reports.compactMap { $0["count"]?.intValue }.reduce(0, +) == dropped)
+        #expect(reports.allSatisfy { $0["level"] == "warning" })
+        let written = lines.filter { $0["message"] == "request" }.compactMap { $0["n"]?.intValue }
+        #expect(written.count + dropped == 20_000)
+        #expect(written == written.sorted(), "the lines taken keep their order")
+    }
+
+    @Test func aFlushReturnsOnceEverythingBeforeItIsWritten() throws {
+        let pipe = try Pipe()
+        let writer = LogWriter(descriptor: pipe.writeEnd)
+        writer.flush()  // nothing logged yet: at once
+        for number in 0..<100 { writer.append(Logger.line(.info, "line", [("n", .int(number))])) }
+        writer.flush()
+        // Everything is in the pipe already: one read without waiting has it all.
+        let lines = Self.lines(pipe.readAvailable(timeout: .zero))
+        #expect(lines.compactMap { $0["n"]?.intValue } == Array(0..<100))
+    }
+
+    @Test func aLineIsTheSameJSONAsBeforeEncodedStraightToBytes() throws {
+        let line = Logger.line(.warning, "store \"down\"", [("status", .int(503)), ("path", .string("/a\nb")), ("ok", .bool(false))])
+        #expect(line.last == 10)
+        let object = try JSONValue(parsing: Array(line.dropLast()))
+        #expect(object["level"] == "warning")
+        #expect(object["message"] == "store \"down\"")
+        #expect(object["status"] == 503 && object["path"] == "/a\nb" && object["ok"] == false)
+        let time = try #require(object["time"]?.stringValue)
+        #expect(time.count == 24 && time.hasSuffix("Z") && time.dropFirst(10).first == "T", "\(time)")
+        #expect(object.objectValue?.keys == ["time", "level", "message", "status", "path", "ok"])
+    }
+
+    @Test func theDroppedLinesAreACounterInTheMetrics() {
+        let server = PageServer(units: [.shout], root: .shout)
+        let text = server.metrics.render()
+        #expect(text.contains("# TYPE mvvmr_log_lines_dropped_total counter\nmvvmr_log_lines_dropped_total "))
+    }
+}
