@@ -26,6 +26,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import tempfile
 import sys
 import time  # noqa: E401
@@ -105,7 +106,10 @@ def wait_for_port(port, timeout=10.0, process=None):
 class Server:
     """A server process started for a measurement and always stopped afterwards."""
 
-    def __init__(self, command, port, environment=None, start_timeout=10.0, stderr_path=None, stop_timeout=10.0):
+    def __init__(self, command, port, environment=None, start_timeout=10.0, stderr_path=None, stop_timeout=10.0,
+                 stdout_pipe=False):
+        self.stdout_pipe = stdout_pipe
+        self.stdout_bytes = 0
         self.command = command
         self.port = port
         self.environment = environment
@@ -117,8 +121,15 @@ class Server:
     def __enter__(self):
         stderr = open(self.stderr_path, "w") if self.stderr_path else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.environment, stdout=subprocess.DEVNULL,
+            self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.environment,
+                                            stdout=subprocess.PIPE if self.stdout_pipe else subprocess.DEVNULL,
                                             stderr=stderr)
+            if self.stdout_pipe:
+                # Standard output is a pipe, drained as a container runtime's log driver drains it.
+                def drain():
+                    for chunk in iter(lambda: self.process.stdout.read1(65536), b""):
+                        self.stdout_bytes += len(chunk)
+                threading.Thread(target=drain, daemon=True).start()
         finally:
             if self.stderr_path:
                 stderr.close()
@@ -408,6 +419,39 @@ def section_page_read(quick):
               "this request and gives it to the C server (`c-server PORT BODY_FILE`). The demo also sends "
               "`Cache-Control: no-store`.")
     return "page-read", "Page read: GET /api/pages/greeting vs raw libmicrohttpd", method, table, ratio
+
+
+def section_page_read_logged(quick):
+    """The page read with the default log level (a JSON line per request to standard output, a pipe) against the
+    same read with request logs off, in one run: what the request log costs."""
+    rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
+    os.makedirs(OUT, exist_ok=True)
+    logged_bytes = {}
+
+    def page_read(log_level):
+        @contextlib.contextmanager
+        def contender():
+            port = free_port()
+            with Server(demo_command(port, {"LOG_LEVEL": log_level}), port, stdout_pipe=True) as server:
+                _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
+                script = os.path.join(OUT, "session-header.lua")
+                with open(script, "w") as output:
+                    output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
+                yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, script=script,
+                                          pid=server.process.pid)
+                logged_bytes[log_level] = logged_bytes.get(log_level, 0) + server.stdout_bytes
+        return contender
+
+    results = alternate_measured([("logs off (LOG_LEVEL=error)", page_read("error")),
+                                  ("request logs (LOG_LEVEL=info)", page_read("info"))], rounds, seconds, quick)
+    ratio = results["request logs (LOG_LEVEL=info)"][0] / results["logs off (LOG_LEVEL=error)"][0]
+    table = results_table(results, f"**Ratio with request logs / without: {ratio:.2f}** "
+                                   f"({logged_bytes.get('info', 0) / 1e6:.1f} MB of log lines written).")
+    method = (f"`wrk -t2 -c64 -d{seconds}s --latency`, {rounds_description(rounds, quick)}. The release "
+              "`mvvmr-demo`, `GET /api/pages/greeting` of one session, its standard output a pipe that the harness "
+              "drains (as a container runtime's log driver does): with `LOG_LEVEL=info`, one JSON line per request; "
+              "with `LOG_LEVEL=error`, none.")
+    return "page-read-logged", "Page read with request logs vs without", method, table, ratio
 
 
 ACTION_SCRIPT = """
@@ -1859,6 +1903,7 @@ def section_callgrind(quick, record=False):
 SECTIONS = {
     "listener": section_listener,
     "page-read": section_page_read,
+    "page-read-logged": section_page_read_logged,
     "action": section_action,
     "action-store": section_action_store,
     "action-nats": section_action_nats,
