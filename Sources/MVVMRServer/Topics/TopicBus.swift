@@ -24,7 +24,8 @@
 /// time, as promised above), `unsubscribe` is `natsSubscription_Unsubscribe` then `natsSubscription_Destroy`. The
 /// connection must echo (nats.c's default; no `natsOptions_SetNoEcho`): this node's own sessions get their
 /// messages through the bus like every other node's, never by a local short cut. At-most-once delivery is what
-/// topics promise (a session that misses a message while it is away shows what arrives after).
+/// topics promise of the bus (a session that misses a message while it is away catches up on what its node's
+/// fan-out kept, and otherwise shows what arrives after).
 public protocol TopicBus: Sendable {
     /// Publishes `payload` on `topic`, to every subscriber on every node.
     /// - Parameters:
