@@ -434,7 +434,8 @@ def section_page_read_logged(quick):
             port = free_port()
             with Server(demo_command(port, {"LOG_LEVEL": log_level}), port, stdout_pipe=True) as server:
                 _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
-                script = os.path.join(OUT, "session-header.lua")
+                # One script per contender: in quick mode both servers run at once, each with its own session.
+                script = os.path.join(OUT, f"session-header-{log_level}.lua")
                 with open(script, "w") as output:
                     output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
                 yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, script=script,

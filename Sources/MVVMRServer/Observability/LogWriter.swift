@@ -26,7 +26,15 @@ final class LogWriter: Sendable {
         var droppedSinceReport = 0
         var droppedTotal = 0
         var isRunning = false
+        /// The writer waits for lines (a line appended then must wake it; otherwise it takes the line anyway).
+        var isWriterWaiting = false
     }
+
+    /// How long the writer lets lines gather after a small batch: a busy server's lines go out a few hundred at a
+    /// time, in one `write(2)`, rather than one wake-up and one write each.
+    static let gatheringPause: Duration = .milliseconds(2)
+    /// A batch this large is followed by the next at once.
+    static let largeBatchBytes = 65_536
 
     /// The most bytes waiting before lines are dropped (1 MiB: thousands of lines, a second of a busy server's).
     static let byteLimit = 1 << 20
@@ -61,19 +69,20 @@ final class LogWriter: Sendable {
                 state.droppedTotal += 1
                 return .dropped
             }
-            let wasEmpty = state.pending.isEmpty
             state.pending.append(contentsOf: line)
             state.appended += line.count
             if !state.isRunning {
                 state.isRunning = true
                 return .queuedAndStart
             }
-            return wasEmpty ? .queuedFirst : .queued
+            guard state.isWriterWaiting else { return .queued }
+            state.isWriterWaiting = false
+            return .queuedFirst
         }
         switch admission {
         case .dropped: return false
         case .queued: return true
-        // Only an empty buffer can have the writer asleep; awake, it takes whatever is there.
+        // Only a waiting writer needs waking; awake (or pausing), it takes whatever is there.
         case .queuedFirst: state.broadcast()
         case .queuedAndStart: startThread()
         }
@@ -117,8 +126,11 @@ final class LogWriter: Sendable {
     private func run() {
         var spare: [UInt8] = []
         while true {
-            let (batch, dropped) = state.withLock(when: { !$0.pending.isEmpty || $0.droppedSinceReport > 0 }) {
-                state -> ([UInt8], Int) in
+            let (batch, dropped) = state.withLock(when: { state in
+                let isReady = !state.pending.isEmpty || state.droppedSinceReport > 0
+                state.isWriterWaiting = !isReady
+                return isReady
+            }) { state -> ([UInt8], Int) in
                 var batch = spare
                 swap(&batch, &state.pending)
                 defer { state.droppedSinceReport = 0 }
@@ -130,9 +142,17 @@ final class LogWriter: Sendable {
             }
             state.withLock { $0.written += batch.count }
             state.broadcast()
+            let wasSmall = batch.count < Self.largeBatchBytes
             spare = batch
-            spare.removeAll(keepingCapacity: spare.capacity <= 4 * 65_536)
+            spare.removeAll(keepingCapacity: spare.capacity <= 4 * Self.largeBatchBytes)
+            if wasSmall { pause(Self.gatheringPause) }
         }
+    }
+
+    private func pause(_ duration: Duration) {
+        var request = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     private func writeAll(_ bytes: [UInt8]) {
