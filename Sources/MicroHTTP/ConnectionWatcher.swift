@@ -130,19 +130,7 @@ final class ConnectionWatcher: Sendable {
             state.heartbeat = heartbeat
             state.heartbeatMilliseconds = max(10, Self.milliseconds(heartbeatInterval))
         }
-        let retained = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { argument in
-                guard let argument else { return nil }
-                Unmanaged<ConnectionWatcher>.fromOpaque(argument).takeRetainedValue().run()
-                return nil
-            }, retained.toOpaque())
-        guard created == 0 else {
-            retained.release()
-            return false
-        }
+        guard case .success(let thread) = Threads.start({ self.run() }) else { return false }
         state.withLock { state in
             state.running = true
             state.thread = thread

@@ -1,5 +1,6 @@
 import Foundation
 import JSONPatch
+import Locking
 import Testing
 
 @testable import MVVMRServer
@@ -41,6 +42,16 @@ import Testing
         }
     }
 
+    /// Runs `body` on a thread of its own: these tests block on pipes, which on the shared pool of tasks would
+    /// hold up other suites' timers and tasks.
+    private static func onThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            if case .failure = Threads.start({ continuation.resume(returning: body()) }) {
+                continuation.resume(returning: body())
+            }
+        }
+    }
+
     private static func lines(_ bytes: [UInt8]) -> [JSONValue] {
         bytes.split(separator: 10).compactMap { try? JSONValue(parsing: Array($0)) }
     }
@@ -49,7 +60,7 @@ import Testing
         let pipe = try Pipe()
         let writer = LogWriter(descriptor: pipe.writeEnd)
         let logger = Logger(level: .info) { writer.append($0) }
-        let reader = Task.detached { () -> [UInt8] in
+        async let read = Self.onThread { () -> [UInt8] in
             var all: [UInt8] = []
             while true {
                 let bytes = pipe.readAvailable(timeout: .seconds(2))
@@ -60,12 +71,14 @@ import Testing
         await withTaskGroup(of: Void.self) { group in
             for thread in 0..<4 {
                 group.addTask {
-                    for number in 0..<500 { logger.log(.info, "request", [("thread", .int(thread)), ("n", .int(number))]) }
+                    await Self.onThread {
+                        for number in 0..<500 { logger.log(.info, "request", [("thread", .int(thread)), ("n", .int(number))]) }
+                    }
                 }
             }
         }
-        writer.flush()
-        let lines = Self.lines(await reader.value)
+        await Self.onThread { writer.flush() }
+        let lines = Self.lines(await read)
         #expect(lines.count == 2_000)
         for thread in 0..<4 {
             let numbers = lines.filter { $0["thread"]?.intValue == thread }.compactMap { $0["n"]?.intValue }
@@ -74,7 +87,7 @@ import Testing
         #expect(writer.droppedLineCount == 0)
     }
 
-    @Test func aReaderThatStopsNeverBlocksALoggerAndTheDroppedLinesAreReported() throws {
+    @Test func aReaderThatStopsNeverBlocksALoggerAndTheDroppedLinesAreReported() async throws {
         let pipe = try Pipe()
         // A small buffer, and a pipe nobody reads: it fills (64 KiB), then the buffer does.
         let writer = LogWriter(descriptor: pipe.writeEnd, byteLimit: 16_384)
@@ -85,10 +98,13 @@ import Testing
         #expect(writer.droppedLineCount > 0)
         let dropped = writer.droppedLineCount
         // The reader comes back: what was taken is written, then the report of what was not.
-        var bytes: [UInt8] = []
-        for _ in 0..<50 {
-            bytes += pipe.readAvailable()
-            if Self.lines(bytes).contains(where: { $0["message"] == "log_lines_dropped" }) { break }
+        let bytes = await Self.onThread { () -> [UInt8] in
+            var bytes: [UInt8] = []
+            for _ in 0..<50 {
+                bytes += pipe.readAvailable()
+                if Self.lines(bytes).contains(where: { $0["message"] == "log_lines_dropped" }) { break }
+            }
+            return bytes
         }
         let lines = Self.lines(bytes)
         let reports = lines.filter { $0["message"] == "log_lines_dropped" }
@@ -99,12 +115,12 @@ import Testing
         #expect(written == written.sorted(), "the lines taken keep their order")
     }
 
-    @Test func aFlushReturnsOnceEverythingBeforeItIsWritten() throws {
+    @Test func aFlushReturnsOnceEverythingBeforeItIsWritten() async throws {
         let pipe = try Pipe()
         let writer = LogWriter(descriptor: pipe.writeEnd)
         writer.flush()  // nothing logged yet: at once
         for number in 0..<100 { writer.append(Logger.line(.info, "line", [("n", .int(number))])) }
-        writer.flush()
+        await Self.onThread { writer.flush() }
         // Everything is in the pipe already: one read without waiting has it all.
         let lines = Self.lines(pipe.readAvailable(timeout: .zero))
         #expect(lines.compactMap { $0["n"]?.intValue } == Array(0..<100))

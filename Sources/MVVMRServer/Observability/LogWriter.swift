@@ -96,22 +96,12 @@ final class LogWriter: Sendable {
     }
 
     private func startThread() {
-        let retained = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { argument in
-                guard let argument else { return nil }
-                Unmanaged<LogWriter>.fromOpaque(argument).takeRetainedValue().run()
-                return nil
-            }, retained.toOpaque())
-        if created == 0 {
+        if case .success(let thread) = Threads.start({ self.run() }) {
             pthread_detach(thread)
             // A process that exits (`exit`, or returning from `main`) writes what is waiting first.
             if descriptor == 1 { atexit { LogWriter.standardOutput.flush() } }
             return
         }
-        retained.release()
         // No thread: write on this one, as before there was a writer (the line is not lost).
         let batch = state.withLock { state -> [UInt8] in
             state.isRunning = false

@@ -52,19 +52,10 @@ final class SessionWriter: @unchecked Sendable {
 
     /// Starts the writer thread.
     func start() throws(SessionStoreError) {
-        let retained = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { argument in
-                guard let argument else { return nil }
-                Unmanaged<SessionWriter>.fromOpaque(argument).takeRetainedValue().run()
-                return nil
-            }, retained.toOpaque())
-        guard created == 0 else {
-            retained.release()
-            throw SessionStoreError(
-                .unavailable, "cannot start the writer thread: \(String(cString: strerror(created)))")
+        let thread: pthread_t
+        switch Threads.start({ self.run() }) {
+        case .success(let started): thread = started
+        case .failure(let error): throw SessionStoreError(.unavailable, "cannot start the writer thread: \(error)")
         }
         queue.withLock { $0.thread = thread }
     }
