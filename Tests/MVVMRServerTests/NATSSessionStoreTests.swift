@@ -8,27 +8,8 @@ import Testing
 /// One test at a time: several start nats-servers of their own, which would otherwise load the machine beside the
 /// timing-sensitive tests of other suites all at once.
 @Suite(.serialized) struct NATSSessionStoreTests {
-    /// A short log is read with message gets alone, a long one with an ordered consumer first: both read it whole,
-    /// in order, on another node, after a snapshot too.
-    @Test(arguments: [NATSSessionStore.messageGetLimit - 1, NATSSessionStore.messageGetLimit + 8])
-    func aLogOfAnyLengthIsReadWholeInOrderOnAnotherNode(count: Int) throws {
-        let server = try #require(NATSTestServer.shared)
-        let settings = natsSettings(server)
-        let writer = try NATSSessionStore(settings)
-        let reader = try NATSSessionStore(settings)
-        defer {
-            writer.close()
-            reader.close()
-        }
-        for number in 1...count { #expect(failureKind(appendWaiting(record("long", number, bodySize: 200), to: writer)) == nil) }
-        #expect(try reader.load("long") == StoredSession(snapshot: nil, records: (1...count).map { record("long", $0, bodySize: 200) }))
-        try writer.saveSnapshot(StoredSnapshot(number: 3, body: Array("{\"s\":3}".utf8)), of: "long")
-        let loaded = try #require(try reader.load("long"))
-        #expect(loaded.snapshot == StoredSnapshot(number: 3, body: Array("{\"s\":3}".utf8)))
-        #expect(loaded.records.map(\.number) == Array(4...count))
-    }
-
-    @Test func twoNodesNeverBothAcceptARecordNumber() throws {
+    /// Runs `body` with two nodes' stores on one NATS server (one stream, one bucket), closed after.
+    private func withTwoNodes(_ body: (NATSSessionStore, NATSSessionStore) throws -> Void) throws {
         let server = try #require(NATSTestServer.shared)
         let settings = natsSettings(server)
         let first = try NATSSessionStore(settings)
@@ -37,29 +18,49 @@ import Testing
             first.close()
             second.close()
         }
-        #expect(failureKind(appendWaiting(record("s", 1), to: first)) == nil)
-        #expect(failureKind(appendWaiting(record("s", 1), to: second)) == .outOfOrder, "the session exists already")
-        #expect(try second.load("s")?.records.map(\.number) == [1])
-        #expect(failureKind(appendWaiting(record("s", 2), to: second)) == nil)
-        #expect(
-            failureKind(appendWaiting(StoredRecord(session: "s", number: 2, body: Array("{\"node\":1}".utf8)), to: first)) == .outOfOrder,
-            "the first node's fence names the sequence of record 1, which is no longer the subject's last")
-        #expect(try first.load("s")?.records == [record("s", 1), record("s", 2)], "the loser reads the session again")
-        #expect(failureKind(appendWaiting(record("s", 3), to: first)) == nil, "and goes on from there")
-        #expect(failureKind(appendWaiting(record("s", 3), to: second)) == .outOfOrder)
-        // Snapshots and removals are fenced too: a node whose fence is stale writes neither.
-        #expect(try second.load("s")?.lastNumber == 3)
-        #expect(failureKind(appendWaiting(record("s", 4), to: first)) == nil)
-        #expect(storeError { () throws(SessionStoreError) in try second.removeRecords([3], of: "s") }?.kind == .outOfOrder)
-        #expect(try second.load("s")?.records.map(\.number) == [1, 2, 3, 4], "nothing was removed")
-        #expect(failureKind(appendWaiting(record("s", 5), to: first)) == nil)
-        #expect(
-            storeError { () throws(SessionStoreError) in try second.saveSnapshot(StoredSnapshot(number: 4, body: [1]), of: "s") }?.kind
-                == .outOfOrder)
-        #expect(try first.load("s") == StoredSession(snapshot: nil, records: (1...5).map { record("s", $0) }))
-        // Having read it again, the second node may write.
-        try second.saveSnapshot(StoredSnapshot(number: 4, body: [1]), of: "s")
-        #expect(try first.load("s") == StoredSession(snapshot: StoredSnapshot(number: 4, body: [1]), records: [record("s", 5)]))
+        try body(first, second)
+    }
+
+    /// A short log is read with message gets alone, a long one with an ordered consumer first: both read it whole,
+    /// in order, on another node, after a snapshot too.
+    @Test(arguments: [NATSSessionStore.messageGetLimit - 1, NATSSessionStore.messageGetLimit + 8])
+    func aLogOfAnyLengthIsReadWholeInOrderOnAnotherNode(count: Int) throws {
+        try withTwoNodes { writer, reader in
+            for number in 1...count { #expect(failureKind(appendWaiting(record("long", number, bodySize: 200), to: writer)) == nil) }
+            #expect(try reader.load("long") == StoredSession(snapshot: nil, records: (1...count).map { record("long", $0, bodySize: 200) }))
+            try writer.saveSnapshot(StoredSnapshot(number: 3, body: Array("{\"s\":3}".utf8)), of: "long")
+            let loaded = try #require(try reader.load("long"))
+            #expect(loaded.snapshot == StoredSnapshot(number: 3, body: Array("{\"s\":3}".utf8)))
+            #expect(loaded.records.map(\.number) == Array(4...count))
+        }
+    }
+
+    @Test func twoNodesNeverBothAcceptARecordNumber() throws {
+        try withTwoNodes { first, second in
+            #expect(failureKind(appendWaiting(record("s", 1), to: first)) == nil)
+            #expect(failureKind(appendWaiting(record("s", 1), to: second)) == .outOfOrder, "the session exists already")
+            #expect(try second.load("s")?.records.map(\.number) == [1])
+            #expect(failureKind(appendWaiting(record("s", 2), to: second)) == nil)
+            #expect(
+                failureKind(appendWaiting(StoredRecord(session: "s", number: 2, body: Array("{\"node\":1}".utf8)), to: first)) == .outOfOrder,
+                "the first node's fence names the sequence of record 1, which is no longer the subject's last")
+            #expect(try first.load("s")?.records == [record("s", 1), record("s", 2)], "the loser reads the session again")
+            #expect(failureKind(appendWaiting(record("s", 3), to: first)) == nil, "and goes on from there")
+            #expect(failureKind(appendWaiting(record("s", 3), to: second)) == .outOfOrder)
+            // Snapshots and removals are fenced too: a node whose fence is stale writes neither.
+            #expect(try second.load("s")?.lastNumber == 3)
+            #expect(failureKind(appendWaiting(record("s", 4), to: first)) == nil)
+            #expect(storeError { () throws(SessionStoreError) in try second.removeRecords([3], of: "s") }?.kind == .outOfOrder)
+            #expect(try second.load("s")?.records.map(\.number) == [1, 2, 3, 4], "nothing was removed")
+            #expect(failureKind(appendWaiting(record("s", 5), to: first)) == nil)
+            #expect(
+                storeError { () throws(SessionStoreError) in try second.saveSnapshot(StoredSnapshot(number: 4, body: [1]), of: "s") }?.kind
+                    == .outOfOrder)
+            #expect(try first.load("s") == StoredSession(snapshot: nil, records: (1...5).map { record("s", $0) }))
+            // Having read it again, the second node may write.
+            try second.saveSnapshot(StoredSnapshot(number: 4, body: [1]), of: "s")
+            #expect(try first.load("s") == StoredSession(snapshot: StoredSnapshot(number: 4, body: [1]), records: [record("s", 5)]))
+        }
     }
 
     @Test func racingNodesLeaveOneSerialHistory() throws {
@@ -101,42 +102,36 @@ import Testing
     }
 
     @Test func aLoadWhileAnotherNodeCompactsSeesAWholeLog() throws {
-        let server = try #require(NATSTestServer.shared)
-        let settings = natsSettings(server)
-        let writer = try NATSSessionStore(settings)
-        let reader = try NATSSessionStore(settings)
-        defer {
-            writer.close()
-            reader.close()
-        }
-        appendWaiting(record("c", 1), to: writer)
-        let done = Locked(false)
-        let loads = Locked(0)
-        onThreads(2) { index in
-            if index == 0 {
-                defer { done.withLock { $0 = true } }
-                for number in 2...150 {
-                    appendWaiting(record("c", number), to: writer)
-                    // A snapshot a few records behind the last, as the server takes them, purging what it stands for.
-                    if number % 7 == 0 {
-                        try? writer.saveSnapshot(StoredSnapshot(number: number - 2, body: Array("{\"n\":\(number - 2)}".utf8)), of: "c")
+        try withTwoNodes { writer, reader in
+            appendWaiting(record("c", 1), to: writer)
+            let done = Locked(false)
+            let loads = Locked(0)
+            onThreads(2) { index in
+                if index == 0 {
+                    defer { done.withLock { $0 = true } }
+                    for number in 2...150 {
+                        appendWaiting(record("c", number), to: writer)
+                        // A snapshot a few records behind the last, as the server takes them, purging what it stands for.
+                        if number % 7 == 0 {
+                            try? writer.saveSnapshot(StoredSnapshot(number: number - 2, body: Array("{\"n\":\(number - 2)}".utf8)), of: "c")
+                        }
                     }
-                }
-            } else {
-                while !done.withLock({ $0 }) {
-                    guard let loaded = try? reader.load("c") else { continue }
-                    loads.withLock { $0 += 1 }
-                    let first = (loaded.snapshot?.number ?? 0) + 1
-                    #expect(loaded.records.map(\.number) == Array(first..<(first + loaded.records.count)), "a whole log")
-                    if let snapshot = loaded.snapshot {
-                        #expect(snapshot.body == Array("{\"n\":\(snapshot.number)}".utf8))
+                } else {
+                    while !done.withLock({ $0 }) {
+                        guard let loaded = try? reader.load("c") else { continue }
+                        loads.withLock { $0 += 1 }
+                        let first = (loaded.snapshot?.number ?? 0) + 1
+                        #expect(loaded.records.map(\.number) == Array(first..<(first + loaded.records.count)), "a whole log")
+                        if let snapshot = loaded.snapshot {
+                            #expect(snapshot.body == Array("{\"n\":\(snapshot.number)}".utf8))
+                        }
                     }
                 }
             }
+            #expect(loads.withLock { $0 } > 0)
+            let final = try #require(try reader.load("c"))
+            #expect(final.lastNumber == 150)
         }
-        #expect(loads.withLock { $0 } > 0)
-        let final = try #require(try reader.load("c"))
-        #expect(final.lastNumber == 150)
     }
 
     @Test func anotherNodeRestoresEverythingAcknowledged() throws {

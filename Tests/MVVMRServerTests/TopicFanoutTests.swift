@@ -249,17 +249,29 @@ extension UnitCase {
         return session
     }
 
-    private static func heard(_ session: ServerSession?) -> [String] {
-        (TopicFanoutTests.heard(session!)?.arrayValue ?? []).compactMap(\.stringValue)
+    private static func heard(_ session: ServerSession) -> [String] {
+        (TopicFanoutTests.heard(session)?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    /// Two nodes on one store and bus, with a session on the second that keeps it subscribed to the topic (and
+    /// so keeping its recent messages).
+    private struct TwoNodes {
+        let store = MemorySessionStore()
+        let first: PageServer
+        let second: PageServer
+        let watcher: ServerSession
+
+        init() throws {
+            let bus = InProcessTopicBus()
+            first = TopicCatchUpTests.node(store: store, bus: bus)
+            second = TopicCatchUpTests.node(store: store, bus: bus)
+            watcher = try TopicCatchUpTests.openSession(on: second)
+        }
     }
 
     @Test func aSessionRestoredOnAnotherNodeTakesWhatItMissedOnceEachThenLiveOnes() async throws {
-        let store = MemorySessionStore()
-        let bus = InProcessTopicBus()
-        let first = Self.node(store: store, bus: bus)
-        let second = Self.node(store: store, bus: bus)
-        // A session on the second node keeps it subscribed (and keeping the topic's recent messages).
-        let watcher = try Self.openSession(on: second)
+        let nodes = try TwoNodes()
+        let (store, first, second, watcher) = (nodes.store, nodes.first, nodes.second, nodes.watcher)
         defer { watcher.expire(reason: nil) }
         let away = try Self.openSession(on: first)
         try first.publish("one", on: .shouts)
@@ -298,11 +310,8 @@ extension UnitCase {
     }
 
     @Test func aRestoredSessionWithNoMessageTheNodeKeptTakesThoseThatCameAfterItsLastRecord() async throws {
-        let store = MemorySessionStore()
-        let bus = InProcessTopicBus()
-        let first = Self.node(store: store, bus: bus)
-        let second = Self.node(store: store, bus: bus)
-        let watcher = try Self.openSession(on: second)
+        let nodes = try TwoNodes()
+        let (first, second, watcher) = (nodes.first, nodes.second, nodes.watcher)
         defer { watcher.expire(reason: nil) }
         try second.publish("before it began", on: .shouts)
         #expect(await TopicFanoutTests.eventually { Self.heard(watcher) == ["before it began"] })
