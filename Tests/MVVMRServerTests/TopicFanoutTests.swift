@@ -53,6 +53,14 @@ extension UnitCase {
         return condition()
     }
 
+    /// A session on the shout page, listening through a fan-out of its own on `bus`.
+    static func listeningSession(on bus: InProcessTopicBus) throws -> ServerSession {
+        let session = ServerSession(identifier: SessionIdentifier.generate(), registry: registry, services: Services())
+        session.joinTopics(TopicFanout(bus: bus))
+        try session.pages.start()
+        return session
+    }
+
     static func heard(_ session: ServerSession) -> JSONValue? {
         session.pages.pages.first { $0.unit == "shout" }?.view["heard"]
     }
@@ -214,12 +222,8 @@ extension UnitCase {
 @Suite struct TopicLimitsTests {
     @Test func aPayloadThatIsNotJSONOrTooLargeIsDroppedAndTheNextOneArrives() async throws {
         let bus = InProcessTopicBus()
-        let fanout = TopicFanout(bus: bus)
-        let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: TopicFanoutTests.registry, services: Services())
+        let session = try TopicFanoutTests.listeningSession(on: bus)
         defer { session.expire(reason: nil) }
-        session.joinTopics(fanout)
-        try session.pages.start()
         bus.publish(Array("not json".utf8), on: "shouts")
         bus.publish(TopicFanout.payload(of: .string(String(repeating: "x", count: TopicFanout.maxPayloadBytes)), id: "big"), on: "shouts")
         // A bare value, an id that is not one, an extra member: not this format.
@@ -296,12 +300,8 @@ extension UnitCase {
 
     @Test func aMessageThatArrivesTwiceIsTakenOnce() async throws {
         let bus = InProcessTopicBus()
-        let fanout = TopicFanout(bus: bus)
-        let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: TopicFanoutTests.registry, services: Services())
+        let session = try TopicFanoutTests.listeningSession(on: bus)
         defer { session.expire(reason: nil) }
-        session.joinTopics(fanout)
-        try session.pages.start()
         for text in ["a", "b", "a", "c", "b"] { bus.publish(TopicFanout.payload(of: .string(text), id: "id-\(text)"), on: "shouts") }
         #expect(await TopicFanoutTests.eventually { Self.heard(session) == ["a", "b", "c"] })
         try await Task.sleep(for: .milliseconds(50))
