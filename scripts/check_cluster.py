@@ -215,7 +215,8 @@ def main():
         settings = {"SESSION_STORE": cluster.url, "NATS_REPLICAS": 3, "TRUST_FORWARDED_HEADERS": "true",
                     "MAX_CONNECTIONS_PER_IP": 4096, "MAX_STREAMS_PER_IP": 4096,
                     "NEW_SESSIONS_PER_IP_PER_MINUTE": 0, "LOG_LEVEL": args.log_level}
-        nodes = [Server(settings) for _ in range(3)]
+        for _ in range(3):
+            nodes.append(Server(settings))  # one by one: a node that fails to start leaves the others to be stopped
         proxy_process = Nginx([node.port for node in nodes])
         proxy = Proxy(proxy_process.port)
         failures = Failures()

@@ -77,7 +77,7 @@ import Testing
                 }
             }
         }
-        await Self.onThread { writer.flush() }
+        _ = await Self.onThread { writer.flush() }
         let lines = Self.lines(await read)
         #expect(lines.count == 2_000)
         for thread in 0..<4 {
@@ -120,10 +120,37 @@ import Testing
         let writer = LogWriter(descriptor: pipe.writeEnd)
         writer.flush()  // nothing logged yet: at once
         for number in 0..<100 { writer.append(Logger.line(.info, "line", [("n", .int(number))])) }
-        await Self.onThread { writer.flush() }
+        _ = await Self.onThread { writer.flush() }
         // Everything is in the pipe already: one read without waiting has it all.
         let lines = Self.lines(pipe.readAvailable(timeout: .zero))
         #expect(lines.compactMap { $0["n"]?.intValue } == Array(0..<100))
+    }
+
+    @Test func aFlushGivesUpAfterItsTimeoutWhenNobodyReads() async throws {
+        let pipe = try Pipe()
+        let writer = LogWriter(descriptor: pipe.writeEnd)
+        let line = Logger.line(.info, "request", [("padding", .string(String(repeating: "p", count: 1_000)))])
+        for _ in 0..<200 { writer.append(line) }  // 200 KiB: more than the pipe takes
+        // Timed on its thread: getting back onto the pool of tasks can take seconds when other suites fill it.
+        let (flushed, took) = await Self.onThread { () -> (Bool, Duration) in
+            let started = ContinuousClock.now
+            let flushed = writer.flush(timeout: .milliseconds(500))
+            return (flushed, ContinuousClock.now - started)
+        }
+        #expect(!flushed)
+        #expect(took < .seconds(3), "\(took)")
+        // Drained, the writer goes on: everything gets out.
+        var bytes: [UInt8] = []
+        let drained = await Self.onThread { () -> [UInt8] in
+            var all: [UInt8] = []
+            while true {
+                let chunk = pipe.readAvailable(timeout: .milliseconds(500))
+                if chunk.isEmpty { return all }
+                all += chunk
+            }
+        }
+        bytes = drained
+        #expect(Self.lines(bytes).count == 200)
     }
 
     @Test func aLineIsTheSameJSONAsBeforeEncodedStraightToBytes() throws {

@@ -226,13 +226,11 @@ extension UnitCase {
         defer { session.expire(reason: nil) }
         bus.publish(Array("not json".utf8), on: "shouts")
         bus.publish(TopicFanout.payload(of: .string(String(repeating: "x", count: TopicFanout.maxPayloadBytes)), id: "big"), on: "shouts")
-        // A bare value, an id that is not one, an extra member: not this format.
+        // A bare value (a node of an earlier version, another publisher) is a message without an id.
         bus.publish(Array(#""bare""#.utf8), on: "shouts")
-        bus.publish(Array(#"{"id":"a b","value":"bad id"}"#.utf8), on: "shouts")
-        bus.publish(Array(#"{"id":"x1","value":"extra","more":1}"#.utf8), on: "shouts")
         bus.publish(TopicFanout.payload(of: "fine", id: "f1"), on: "shouts")
-        #expect(await TopicFanoutTests.eventually { TopicFanoutTests.heard(session) == ["fine"] })
-        #expect(session.pages.inputNumber == 2)
+        #expect(await TopicFanoutTests.eventually { TopicFanoutTests.heard(session) == ["bare", "fine"] })
+        #expect(session.pages.inputNumber == 3)
     }
 }
 
@@ -341,6 +339,38 @@ extension UnitCase {
         #expect(Self.heard(restored) == ["one"])
         try second.publish("three", on: .shouts)
         #expect(await TopicFanoutTests.eventually { Self.heard(restored) == ["one", "three"] })
+    }
+
+    @Test func aPayloadOfAnotherShapeIsAValueWithoutAnIdTakenEachTime() throws {
+        for payload in [#""bare""#, #"{"id":"a b","value":"an id that is not one"}"#, #"{"id":"x1","value":"v","more":1}"#] {
+            let message = try #require(TopicFanout.message(from: Array(payload.utf8), on: "shouts"))
+            #expect(message.id == nil)
+            #expect(message.value == (try JSONValue(parsing: payload)))
+        }
+        #expect(TopicFanout.message(from: Array("not json".utf8), on: "shouts") == nil)
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: TopicFanoutTests.registry, services: Services())
+        defer { session.expire(reason: nil) }
+        try session.pages.start()
+        for _ in 0..<2 { #expect(session.receive(TopicMessage(topic: "shouts", value: "same"))) }
+        #expect(Self.heard(session) == ["same", "same"], "without an id, nothing tells a message from a repeat")
+    }
+
+    @Test func aNodeKeepsAtMostItsByteLimitOfATopicsRecentMessages() async throws {
+        let bus = InProcessTopicBus()
+        let session = try TopicFanoutTests.listeningSession(on: bus)
+        defer { session.expire(reason: nil) }
+        // A second listener on the same fan-out reads what it keeps: 64 messages of 8 KiB are 512 KiB.
+        let fanout = TopicFanout(bus: bus)
+        let probe = ServerSession(identifier: SessionIdentifier.generate(), registry: TopicFanoutTests.registry, services: Services())
+        defer { probe.expire(reason: nil) }
+        fanout.add(probe, to: "shouts")
+        let text = String(repeating: "x", count: 8_192)
+        for number in 0..<64 { bus.publish(TopicFanout.payload(of: .string(text), id: "m\(number)"), on: "shouts") }
+        #expect(await TopicFanoutTests.eventually { (Self.heard(session).count) == 64 })
+        let kept = fanout.add(probe, to: "shouts")
+        #expect(kept.reduce(0) { $0 + $1.bytes } <= TopicFanout.recentByteLimit)
+        #expect(kept.count >= 31 && kept.last?.message.id == "m63", "the newest are kept: \(kept.count)")
     }
 
     @Test func publishedMessagesCarryAnIdOfSixteenHexadecimalDigits() async throws {

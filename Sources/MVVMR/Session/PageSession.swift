@@ -399,6 +399,12 @@ public final class PageSession: Sendable {
         core.withLock { $0.sequence }
     }
 
+    /// Returns once everything the session's steps queued before the call (records, events, topic events) is
+    /// handed out, delivering it when no other thread is doing so.
+    public func waitUntilDelivered() {
+        outbox.waitUntilDelivered()
+    }
+
     /// Releases every page and cancels every timer and async job: the session ends.
     /// Returns once what the session's steps queued before is handed out (to the recorder and the event sink).
     public func releaseAll() {

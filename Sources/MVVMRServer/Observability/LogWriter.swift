@@ -89,10 +89,18 @@ final class LogWriter: Sendable {
         return true
     }
 
-    /// Waits until every line appended before the call is written (or given up on: a descriptor that refuses it).
-    func flush() {
+    /// Waits until every line appended before the call is written (or given up on: a descriptor that refuses it),
+    /// but no longer than `timeout`: a reader of standard output that stopped must not keep a server from stopping.
+    /// - Returns: whether everything was written in time.
+    @discardableResult
+    func flush(timeout: Duration = .seconds(2)) -> Bool {
         let target = state.withLock { $0.appended }
-        state.withLock(when: { $0.written >= target || !$0.isRunning }) { _ in }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if state.withLock({ $0.written >= target || !$0.isRunning }) { return true }
+            if ContinuousClock.now >= deadline { return false }
+            pause(.milliseconds(1))
+        }
     }
 
     private func startThread() {
@@ -126,11 +134,17 @@ final class LogWriter: Sendable {
                 defer { state.droppedSinceReport = 0 }
                 return (batch, state.droppedSinceReport)
             }
-            writeAll(batch)
+            let lost = writeAll(batch)
             if dropped > 0 {
+                // Not counted when it is lost itself: a descriptor that takes nothing must not keep it reporting.
                 writeAll(Logger.line(.warning, "log_lines_dropped", [("count", .int(dropped))]))
             }
-            state.withLock { $0.written += batch.count }
+            state.withLock { state in
+                state.written += batch.count
+                // What the descriptor did not take is reported with the next batch.
+                state.droppedTotal += lost
+                state.droppedSinceReport += lost
+            }
             state.broadcast()
             let wasSmall = batch.count < Self.largeBatchBytes
             spare = batch
@@ -145,15 +159,30 @@ final class LogWriter: Sendable {
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
-    private func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
+    /// Writes `bytes` whole, unless the descriptor does not take them (an error, or one that stays full for a
+    /// second when it does not block).
+    /// - Returns: how many lines were not written (a line begun is ended, so the next one starts whole).
+    @discardableResult
+    private func writeAll(_ bytes: [UInt8]) -> Int {
+        let unwritten: Int = bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = write(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                    continue
+                }
                 if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
+                if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    var waiting = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    if poll(&waiting, 1, 1_000) > 0 { continue }
+                }
+                return offset
             }
+            return buffer.count
         }
+        guard unwritten < bytes.count else { return 0 }
+        if unwritten > 0 && bytes[unwritten - 1] != 10 { _ = write(descriptor, [10], 1) }
+        return bytes[unwritten...].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
     }
 }

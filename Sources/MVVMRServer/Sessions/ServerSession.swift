@@ -489,10 +489,16 @@ final class ServerSession: Sendable {
                 if case .stored = durability { fanout.publish(message) }
             }
         }
-        guard let caughtUp = missed.withLock({ missed in defer { missed = nil }; return missed }) else { return }
-        for recent in caughtUp {
-            for message in Self.missedMessages(in: recent, intake: topicIntake.withLock { $0 }) { _ = take(message) }
-        }
+        guard catchingUp else { return }
+        // The `subscribed` events may be handed out by another thread (one delivering the session's outbox already):
+        // they are all out once this returns.
+        pages.waitUntilDelivered()
+        let caughtUp = missed.withLock { missed in defer { missed = nil }; return missed ?? [] }
+        // Every topic's missed messages, in the order they came (a page listening to two sees them as a live one did).
+        let intake = topicIntake.withLock { $0 }
+        let missedMessages = caughtUp.flatMap { Self.missedMessages(in: $0, intake: intake) }
+            .enumerated().sorted { ($0.element.arrived, $0.offset) < ($1.element.arrived, $1.offset) }
+        for entry in missedMessages { _ = take(entry.element.message) }
         // Then the live ones that came meanwhile, in the order they came.
         while let next = topicIntake.withLock({ intake -> TopicMessage? in
             if intake.held.isEmpty {
@@ -508,7 +514,7 @@ final class ServerSession: Sendable {
     /// Of a topic's recent messages on this node (oldest first), those after the last one the session took, that it
     /// did not take. When it took none of them, those that came after its last record; none when that is not known
     /// either (it cannot tell where it stands).
-    static func missedMessages(in recent: [RecentTopicMessage], intake: TopicIntake) -> [TopicMessage] {
+    static func missedMessages(in recent: [RecentTopicMessage], intake: TopicIntake) -> [RecentTopicMessage] {
         let after: ArraySlice<RecentTopicMessage>
         if let last = recent.lastIndex(where: { $0.message.id.map(intake.hasTaken) ?? false }) {
             after = recent[(last + 1)...]
@@ -517,7 +523,7 @@ final class ServerSession: Sendable {
         } else {
             return []
         }
-        return after.map(\.message).filter { message in message.id.map { !intake.hasTaken($0) } ?? false }
+        return after.filter { entry in entry.message.id.map { !intake.hasTaken($0) } ?? false }
     }
 
     /// Notes what a replayed log says of the topic messages the session took: the ids its records hold, and when

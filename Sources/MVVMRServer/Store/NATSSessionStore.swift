@@ -685,7 +685,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     /// A session log's messages up to `last`, its last one.
     private func logMessages(on subject: String, through last: NATSStreamMessage) throws(SessionStoreError) -> [NATSStreamMessage] {
         let fence = try NATSLogFormat.fence(after: last)
-        if fence.lastNumber - fence.floor < Self.messageGetLimit {
+        let (records, overflowed) = fence.lastNumber.subtractingReportingOverflow(fence.floor)
+        if !overflowed && records < Self.messageGetLimit {
             return try client.logMessages(on: subject, through: last.sequence)
         }
         do throws(SessionStoreError) {

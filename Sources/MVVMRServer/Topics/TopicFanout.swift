@@ -7,6 +7,8 @@ struct RecentTopicMessage: Sendable {
     let message: TopicMessage
     /// When the bus brought it, since 1970.
     let arrived: Duration
+    /// Its payload's size on the bus.
+    let bytes: Int
 }
 
 /// This node's side of the topics: which live sessions listen to which topic, one bus subscription per topic
@@ -19,20 +21,24 @@ struct RecentTopicMessage: Sendable {
 /// listener, which runs outside the session's lock.
 final class TopicFanout: Sendable {
     /// A listening session, held weakly: a session dropped without being released stops receiving.
-    private struct Listener {
+    fileprivate struct Listener {
         weak var session: ServerSession?
     }
 
-    private struct TopicState {
+    fileprivate struct TopicState {
         var listeners: [ObjectIdentifier: Listener] = [:]
         var subscription: TopicBusSubscription?
-        /// The last messages the bus brought on this topic, oldest first (at most ``recentLimit``).
+        /// The last messages the bus brought on this topic, oldest first (at most ``recentLimit``, and at most
+        /// ``recentByteLimit`` bytes of payloads), and their payloads' bytes.
         var recent: [RecentTopicMessage] = []
+        var recentBytes = 0
     }
 
     /// How many of a topic's last messages the node keeps while it is subscribed: what a session restored here
     /// catches up on (the messages after the last one its log holds, that it missed while it was away).
     static let recentLimit = 256
+    /// The most payload bytes a node keeps of one topic's recent messages (256 KiB: 256 messages of 1 KiB).
+    static let recentByteLimit = 262_144
 
     /// The largest message this node publishes or takes from the bus, as JSON text (64 KiB): a page's values come
     /// from action values (16 KiB at most by default); anything larger on the bus is some other publisher's.
@@ -100,12 +106,16 @@ final class TopicFanout: Sendable {
         JSONValue.object(["id": .string(id), "value": value]).jsonBytes
     }
 
-    /// The message `payload` carries on `topic`, or nil when it is not one of this format.
+    /// The message `payload` carries on `topic`, or nil when it is not JSON (or too large). A payload of another
+    /// shape than `{"id":…,"value":…}` (a node of an earlier version, another publisher) is a value without an id:
+    /// taken as it comes, and never caught up on.
     static func message(from payload: [UInt8], on topic: String) -> TopicMessage? {
-        guard payload.count <= maxPayloadBytes, let wrapper = try? JSONValue(parsing: payload, maxDepth: 64),
-            case .object(let members) = wrapper, members.count == 2,
+        guard payload.count <= maxPayloadBytes, let parsed = try? JSONValue(parsing: payload, maxDepth: 64) else {
+            return nil
+        }
+        guard case .object(let members) = parsed, members.count == 2,
             let id = members["id"]?.stringValue, isValidID(id), let value = members["value"]
-        else { return nil }
+        else { return TopicMessage(topic: topic, value: parsed) }
         return TopicMessage(topic: topic, value: value, id: id)
     }
 
@@ -131,13 +141,29 @@ final class TopicFanout: Sendable {
     private func deliver(_ payload: [UInt8], on topic: String) {
         // A payload not of this format, or too large (another node's bug, a foreign publisher), is dropped.
         guard let message = Self.message(from: payload, on: topic) else { return }
+        let arrived = SystemTime.sinceEpoch()
         let sessions = topics.withLock { topics -> [ServerSession] in
-            guard var state = topics[topic] else { return [] }
-            state.recent.append(RecentTopicMessage(message: message, arrived: SystemTime.sinceEpoch()))
-            if state.recent.count > Self.recentLimit { state.recent.removeFirst(state.recent.count - Self.recentLimit) }
-            topics[topic] = state
-            return state.listeners.values.compactMap(\.session)
+            guard topics[topic] != nil else { return [] }
+            // In place: a copy of the state would copy its kept messages with every message.
+            topics[topic]?.keep(RecentTopicMessage(message: message, arrived: arrived, bytes: payload.count))
+            return topics[topic]?.listeners.values.compactMap(\.session) ?? []
         }
         for session in sessions where session.receive(message) { delivered?.increment() }
+    }
+}
+
+extension TopicFanout.TopicState {
+    /// Keeps `message` as the newest recent one, letting the oldest go past the count and byte limits.
+    fileprivate mutating func keep(_ message: RecentTopicMessage) {
+        recent.append(message)
+        recentBytes += message.bytes
+        var dropped = 0
+        while recent.count - dropped > TopicFanout.recentLimit
+            || (recentBytes > TopicFanout.recentByteLimit && recent.count - dropped > 1)
+        {
+            recentBytes -= recent[dropped].bytes
+            dropped += 1
+        }
+        if dropped > 0 { recent.removeFirst(dropped) }
     }
 }

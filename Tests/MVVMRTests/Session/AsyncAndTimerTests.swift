@@ -78,7 +78,7 @@ import Testing
             registry: UnitRegistry(root: .dashboard, units: []), clock: .realTime,
             eventSink: { event in ticks.withLock { $0.append(event) } })
         try session.start()
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(15)  // a second's tick, on a pool of tasks other suites keep busy
         while ticks.withLock({ $0.count }) < 2, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -97,7 +97,7 @@ import Testing
             eventSink: { event in received.withLock { $0.append(event) } })
         try session.start()
         try session.perform("query", value: "x", on: "search")
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(15)  // a second's tick, on a pool of tasks other suites keep busy
         while received.withLock({ $0.count }) < 3, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -286,7 +286,8 @@ func threadsCPUTime(_ identifiers: Set<Int>) -> Duration {
 
 /// The threads among `identifiers` that used at least `threshold` of CPU in each of `seconds` consecutive
 /// seconds, with the least each used in any one of them. A thread of this process that spins shows in every
-/// second; a worker of another suite's server, counted because it started meanwhile, is seldom busy in all.
+/// second, with most of a core (400 ms is what the callers ask: a spin on a machine this loaded still gets that);
+/// a worker of another suite's server, counted because it started meanwhile, is seldom that busy in all.
 func threadsBusyEachSecond(_ identifiers: Set<Int>, seconds: Int, atLeast threshold: Duration) async throws
     -> [Int: Duration]
 {

@@ -405,6 +405,10 @@ final class NATSClient: @unchecked Sendable {
         var read: [NATSStreamMessage] = []
         var next: UInt64 = 1
         while next <= last, let message = try nextMessage(in: streamName, on: subject, from: next), message.sequence <= last {
+            // A server that ignored `next_by_subj` (older than 2.9) would answer with any subject's message.
+            guard message.subject == subject, message.sequence >= next else {
+                throw SessionStoreError(.unavailable, "cannot read \(subject): the stream answered with another message")
+            }
             read.append(message)
             next = message.sequence + 1
         }

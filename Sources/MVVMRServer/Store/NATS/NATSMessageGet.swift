@@ -25,7 +25,8 @@ enum NATSMessageGet {
             throw SessionStoreError(.unavailable, "cannot read \(subject): JetStream's answer does not parse")
         }
         if let error = answer.error {
-            if error.code == 404 || error.errorCode == noMessageFound { return nil }
+            // Only "no message found": a missing stream is also a 404, and is no empty log.
+            if error.errorCode == noMessageFound || (error.errorCode == nil && error.code == 404) { return nil }
             let words = error.description ?? "error \(error.code)"
             throw SessionStoreError(.unavailable, "cannot read \(subject): \(words) (JetStream error \(error.errorCode ?? 0))")
         }
@@ -110,7 +111,8 @@ enum Base64 {
             }
         }
         // What is left is under a byte, and zero; the padding rounds the length up to four characters.
-        guard padding <= 2, (text.utf8.count % 4 == 0) || padding == 0,
+        // A length of one more than a multiple of four is never base64, padded or not.
+        guard padding <= 2, (text.utf8.count % 4 == 0) || padding == 0, text.utf8.count % 4 != 1,
             accumulator & ((1 << UInt32(bits)) - 1) == 0
         else { return nil }
         return output
