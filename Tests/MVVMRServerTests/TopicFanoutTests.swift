@@ -160,20 +160,24 @@ extension UnitCase {
         second.expire(reason: nil)
     }
 
-    @Test func aValueGoesOutOnlyOnceTheInputThatSaidItIsStored() async throws {
+    /// A session on the shout page whose appends wait for the test, its start stored, and every value the bus
+    /// carries on `shouts` as JSON text.
+    private static func heldSession() throws -> (InProcessTopicBus, HeldAppendsStore, ServerSession, Locked<[String]>) {
         let bus = InProcessTopicBus()
-        let fanout = TopicFanout(bus: bus)
         let store = HeldAppendsStore()
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services(), store: store)
-        defer { session.expire(reason: nil) }
-        session.joinTopics(fanout)
+            identifier: SessionIdentifier.generate(), registry: registry, services: Services(), store: store)
+        session.joinTopics(TopicFanout(bus: bus))
         let onBus = Locked<[String]>([])
-        _ = bus.subscribe(to: "shouts") { payload in
-            onBus.withLock { $0.append(TopicFanoutTests.valueText(payload)) }
-        }
+        _ = bus.subscribe(to: "shouts") { payload in onBus.withLock { $0.append(valueText(payload)) } }
         try session.pages.start()
         store.complete(1, with: .success(()))
+        return (bus, store, session, onBus)
+    }
+
+    @Test func aValueGoesOutOnlyOnceTheInputThatSaidItIsStored() async throws {
+        let (_, store, session, onBus) = try Self.heldSession()
+        defer { session.expire(reason: nil) }
         try session.pages.perform("say", value: "wait for it", on: "shout")
         try await Task.sleep(for: .milliseconds(100))
         #expect(onBus.withLock { $0 }.isEmpty)
@@ -186,23 +190,14 @@ extension UnitCase {
     }
 
     @Test func aValueSaidByAnInputTheStoreLostNeverGoesOut() async throws {
-        let bus = InProcessTopicBus()
-        let fanout = TopicFanout(bus: bus)
-        let store = HeldAppendsStore()
-        let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services(), store: store)
+        let (bus, store, session, onBus) = try Self.heldSession()
         defer { session.expire(reason: nil) }
-        session.joinTopics(fanout)
-        let onBus = Locked(0)
-        _ = bus.subscribe(to: "shouts") { _ in onBus.withLock { $0 += 1 } }
-        try session.pages.start()
-        store.complete(1, with: .success(()))
         try session.pages.perform("say", value: "lost", on: "shout")
         store.complete(2, with: .failure(SessionStoreError(.unavailable, "the disk is full")))
         bus.publish(TopicFanout.payload(of: "marker", id: "m1"), on: "shouts")
-        #expect(await Self.eventually { onBus.withLock { $0 } == 1 })
+        #expect(await Self.eventually { onBus.withLock { $0.count } == 1 })
         try await Task.sleep(for: .milliseconds(50))
-        #expect(onBus.withLock { $0 } == 1)
+        #expect(onBus.withLock { $0.count } == 1)
     }
 }
 

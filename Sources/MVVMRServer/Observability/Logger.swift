@@ -77,13 +77,6 @@ public struct Logger: Sendable {
         return line
     }
 
-    /// The time now as RFC 3339 UTC with milliseconds.
-    static func timestamp() -> String {
-        var bytes: [UInt8] = []
-        appendTimestamp(to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// Appends the time now as RFC 3339 UTC with milliseconds (`2026-12-01T20:00:00.000Z`).
     static func appendTimestamp(to bytes: inout [UInt8]) {
         var now = timespec()
