@@ -29,6 +29,9 @@ final class StreamNode<Element> {
     @usableFromInline var first: Observer?
     @usableFromInline var firstID = -1
     @usableFromInline var others: [Entry] = []
+    /// `others.count`, kept apart: reading it needs no metadata of the array, so an emission to one observer
+    /// looks nothing up.
+    @usableFromInline var otherCount = 0
     @usableFromInline var nextID = 0
     /// Bumped whenever an observer leaves, so an emission in progress can skip removed observers.
     @usableFromInline var removals = 0
@@ -60,11 +63,12 @@ final class StreamNode<Element> {
     func subscribe(_ observer: @escaping Observer) -> Subscription {
         let id = nextID
         nextID &+= 1
-        if first == nil, others.isEmpty {
+        if first == nil, otherCount == 0 {
             first = observer
             firstID = id
         } else {
             others.append(Entry(id: id, observer: observer))
+            otherCount += 1
         }
         if let connector, !isConnected {
             // Connecting may emit synchronously (a Driver replays its value); the new observer is
@@ -80,7 +84,7 @@ final class StreamNode<Element> {
     @inlinable
     func emit(_ value: Element) {
         if replaysLatest { latest = value }
-        if others.isEmpty {
+        if otherCount == 0 {
             first?(value)
             return
         }
@@ -100,11 +104,12 @@ final class StreamNode<Element> {
             firstID = -1
         } else if let index = others.firstIndex(where: { $0.id == id }) {
             others.remove(at: index)
+            otherCount -= 1
         } else {
             return
         }
         removals &+= 1
-        if first == nil, others.isEmpty, connector != nil, isConnected {
+        if first == nil, otherCount == 0, connector != nil, isConnected {
             isConnected = false
             // A derived node forgets its value when disconnected: reconnecting recomputes it.
             if replaysLatest { latest = nil }
