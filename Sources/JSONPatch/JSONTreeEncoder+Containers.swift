@@ -76,8 +76,70 @@ struct JSONTreeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try encoder.setMember(
-            JSONTreeEncoder.value(of: value, at: codingPath + [key], userInfo: encoder.userInfo),
+            JSONTreeEncoder.value(of: value, at: codingPath + [key], userInfo: encoder.userInfo, writesNilMembers: encoder.writesNilMembers),
             forKey: key.stringValue)
+    }
+
+    // Absent optionals: left out (the standard library's default), or `null` when the encoder writes nil members.
+
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
+    }
+
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if encoder.writesNilMembers { try encodeNil(forKey: key) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -181,7 +243,7 @@ struct JSONTreeUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        try encoder.appendElement(JSONTreeEncoder.value(of: value, at: nextElementPath, userInfo: encoder.userInfo))
+        try encoder.appendElement(JSONTreeEncoder.value(of: value, at: nextElementPath, userInfo: encoder.userInfo, writesNilMembers: encoder.writesNilMembers))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
@@ -276,6 +338,6 @@ struct JSONTreeSingleValueEncodingContainer: SingleValueEncodingContainer {
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        try encoder.setSingleValue(JSONTreeEncoder.value(of: value, at: codingPath, userInfo: encoder.userInfo))
+        try encoder.setSingleValue(JSONTreeEncoder.value(of: value, at: codingPath, userInfo: encoder.userInfo, writesNilMembers: encoder.writesNilMembers))
     }
 }

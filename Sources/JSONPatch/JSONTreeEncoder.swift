@@ -20,6 +20,9 @@ final class JSONTreeEncoder: Encoder {
 
     let codingPath: [any CodingKey]
     let userInfo: [CodingUserInfoKey: Any]
+    /// Whether an absent optional member is written as `null` (``JSONValueEncoder/writesNilMembers``) rather than
+    /// left out.
+    let writesNilMembers: Bool
 
     private var shape = Shape.nothing
     private var singleValue = JSONValue.null
@@ -32,9 +35,10 @@ final class JSONTreeEncoder: Encoder {
     /// The first violation of the `Encoder` protocol's rules, thrown by ``finishedValue()``.
     private var misuse: EncodingError?
 
-    init(codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: Any]) {
+    init(codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: Any], writesNilMembers: Bool) {
         self.codingPath = codingPath
         self.userInfo = userInfo
+        self.writesNilMembers = writesNilMembers
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -54,7 +58,7 @@ final class JSONTreeEncoder: Encoder {
         if shape == .nothing { shape = requested }
         if shape == requested { return self }
         noteMisuse("asked for \(requested.containerName) after it encoded \(shape.encodedName)")
-        let detached = JSONTreeEncoder(codingPath: codingPath, userInfo: userInfo)
+        let detached = JSONTreeEncoder(codingPath: codingPath, userInfo: userInfo, writesNilMembers: writesNilMembers)
         detached.shape = requested
         return detached
     }
@@ -107,7 +111,7 @@ extension JSONTreeEncoder {
     /// key (say, in a class and its superclass) add to one object, as with `Foundation`'s encoder.
     func pendingMember(forKey key: any CodingKey) -> JSONTreeEncoder {
         if let existing = pendingMembers.first(where: { $0.key == key.stringValue }) { return existing.encoder }
-        let member = JSONTreeEncoder(codingPath: codingPath + [key], userInfo: userInfo)
+        let member = JSONTreeEncoder(codingPath: codingPath + [key], userInfo: userInfo, writesNilMembers: writesNilMembers)
         object.updateValue(.null, forKey: key.stringValue)
         pendingMembers.append((key.stringValue, member))
         return member
@@ -124,7 +128,7 @@ extension JSONTreeEncoder {
     /// The encoder for an element to be filled in later, appending its place now.
     func pendingElement() -> JSONTreeEncoder {
         let index = elements.count
-        let element = JSONTreeEncoder(codingPath: codingPath + [JSONValueCodingKey(index: index)], userInfo: userInfo)
+        let element = JSONTreeEncoder(codingPath: codingPath + [JSONValueCodingKey(index: index)], userInfo: userInfo, writesNilMembers: writesNilMembers)
         elements.append(.null)
         pendingElements.append((index, element))
         return element
@@ -182,7 +186,8 @@ extension JSONTreeEncoder {
     /// Strings, `Int`s, `Double`s, Booleans and ``JSONValue``s become JSON values directly; any other value
     /// encodes itself into an encoder of its own.
     static func value<T: Encodable>(
-        of value: T, at codingPath: @autoclosure () -> [any CodingKey], userInfo: [CodingUserInfoKey: Any]
+        of value: T, at codingPath: @autoclosure () -> [any CodingKey], userInfo: [CodingUserInfoKey: Any],
+        writesNilMembers: Bool
     ) throws -> JSONValue {
         // Comparing the types first makes each check a pointer comparison (or nothing, once specialized)
         // instead of a dynamic cast.
@@ -192,7 +197,7 @@ extension JSONTreeEncoder {
         if T.self == Bool.self, let bool = value as? Bool { return .bool(bool) }
         if T.self == Double.self, let number = value as? Double { return try finite(number, at: codingPath()) }
         if T.self == JSONObject.self, let object = value as? JSONObject { return .object(object) }
-        let encoder = JSONTreeEncoder(codingPath: codingPath(), userInfo: userInfo)
+        let encoder = JSONTreeEncoder(codingPath: codingPath(), userInfo: userInfo, writesNilMembers: writesNilMembers)
         try value.encode(to: encoder)
         let encoded = try encoder.finishedValue()
         if let collection = T.self as? any HashOrderedCollection.Type {

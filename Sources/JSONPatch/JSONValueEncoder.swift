@@ -25,6 +25,10 @@ public struct JSONValueEncoder: Sendable {
     /// Creates an encoder with empty ``userInfo``.
     public init() {}
 
+    /// Whether an optional member that is nil is written as `null` (`{"error": null}`) instead of being left out,
+    /// the standard library's default. Pages write their views so: a client sees every member, always.
+    public var writesNilMembers = false
+
     /// Encodes `value` into a JSON value.
     ///
     /// - Parameter value: The value to encode.
@@ -34,7 +38,7 @@ public struct JSONValueEncoder: Sendable {
     ///   own `encode(to:)` threw.
     public func encode<T: Encodable>(_ value: T) throws(JSONValueCodingError) -> JSONValue {
         do {
-            return try JSONTreeEncoder.value(of: value, at: [], userInfo: userInfo)
+            return try JSONTreeEncoder.value(of: value, at: [], userInfo: userInfo, writesNilMembers: writesNilMembers)
         } catch {
             throw JSONValueCodingError(translating: error)
         }

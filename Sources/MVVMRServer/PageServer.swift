@@ -183,6 +183,10 @@ public final class PageServer: Sendable {
     /// Starts listening, and the sweeper that expires idle sessions.
     /// - Throws: `HTTPServerError` when the address cannot be used.
     public func start() throws(HTTPServerError) {
+        if !registry.problems.isEmpty {
+            throw HTTPServerError(
+                code: "invalid_units", message: "the app's units have mistakes: " + registry.problems.joined(separator: "; "))
+        }
         var httpConfiguration = HTTPServerConfiguration()
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port

@@ -82,6 +82,51 @@ public final class PageTester {
         if !isFinished { checkNothingPending(sourceLocation: nil) }
     }
 
+    /// Sends one of the View's declared actions (a case of its ``PageAction`` type, so a misspelled action does
+    /// not compile), then checks the page against `expectedChange` applied to the page as last asserted.
+    /// - Parameters:
+    ///   - action: the action.
+    ///   - value: its value; `null` for actions without one.
+    ///   - part: for an action of one of the page's parts, the part's name (the action is sent as `part.action`).
+    ///   - navigation: the navigation the action causes, if any; an unexpected one is an issue.
+    ///   - sourceLocation: where issues are reported.
+    ///   - expectedChange: changes the last asserted page into the expected one; nil means "nothing changes".
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func send<Action: PageAction>(
+        _ action: Action, _ value: JSONValue = .null, part: String? = nil, navigation: ExpectedNavigation? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ expectedChange: ((inout JSONValue) throws -> Void)? = nil
+    ) -> [SessionEvent] {
+        send(
+            Self.wireName(of: action, part: part), value, navigation: navigation, sourceLocation: sourceLocation,
+            expectedChange)
+    }
+
+    /// Sends one of the View's declared actions and checks the exact patch it produced on the page.
+    /// - Parameters:
+    ///   - action: the action.
+    ///   - value: its value; `null` for actions without one.
+    ///   - part: for an action of one of the page's parts, the part's name.
+    ///   - patch: the operations the page's patch must consist of (empty: nothing changes).
+    ///   - navigation: the navigation the action causes, if any.
+    ///   - sourceLocation: where issues are reported.
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func send<Action: PageAction>(
+        _ action: Action, _ value: JSONValue = .null, part: String? = nil, patch: [PatchOperation],
+        navigation: ExpectedNavigation? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> [SessionEvent] {
+        send(
+            Self.wireName(of: action, part: part), value, patch: patch, navigation: navigation,
+            sourceLocation: sourceLocation)
+    }
+
+    /// The name `action` is POSTed under: `part.action` for a part's.
+    private static func wireName(of action: some PageAction, part: String?) -> String {
+        part.map { $0 + "." + action.actionName } ?? action.actionName
+    }
+
     /// Sends an action to the page, then checks the page against `expectedChange` applied to the page
     /// as last asserted.
     /// - Parameters:

@@ -70,6 +70,11 @@ final class PageDocument {
         options.identityKeys[pointer] = key
     }
 
+    /// The member that identifies the elements of the array at `pointer`: `id` unless set.
+    func identityKey(at pointer: JSONPointer) -> String {
+        options.identityKeys[pointer] ?? "id"
+    }
+
     /// From now on writes are changes that `commit()` turns into patches.
     func startRecording() {
         isRecording = true

@@ -215,6 +215,9 @@ final class SessionCore {
             throw PageError(.invalidValue, "\(action) takes a value of type \(entry.valueType.rawValue)")
         }
         guard ActionRegistry.isWithinLimit(value, of: entry) else {
+            if entry.validate != nil {
+                throw PageError(.invalidValue, "\(action) takes a value its schema describes; this one does not decode")
+            }
             throw PageError(.invalidValue, "\(action) takes a string of at most \(entry.maxLength ?? 0) characters")
         }
         let revisionBefore = page.document.revision
@@ -783,7 +786,7 @@ final class SessionCore {
         do {
             var states = savedStates.map { ArraySlice($0) }
             try bindPairs(
-                of: unit, page: page, actions: Actions(registry: registry, prefix: ""), context: context,
+                of: unit, page: page, registry: registry, prefix: "", context: context,
                 savedStates: &states, into: &pairs)
             if let states, !states.isEmpty {
                 throw PageError(.bindingFailed, "\(unit.name) has fewer parts than its saved states")
@@ -808,7 +811,8 @@ final class SessionCore {
 
     /// Binds the pairs of `unit` and its parts, in order; with saved states, each pair takes the next one.
     private func bindPairs(
-        of unit: UnitCase, page: Page, actions: Actions, context: UnitContext, savedStates: inout ArraySlice<JSONValue>?,
+        of unit: UnitCase, page: Page, registry: ActionRegistry, prefix: String, context: UnitContext,
+        savedStates: inout ArraySlice<JSONValue>?,
         into pairs: inout [BoundPair]
     ) throws {
         var state: JSONValue?
@@ -818,16 +822,15 @@ final class SessionCore {
             }
             state = next
         }
-        pairs.append(try unit.bindPair(context, actions, page, state))
+        pairs.append(try unit.bindPair(context, registry, prefix, page, state))
         for part in unit.parts {
             let partPage = page.part(at: part.path)
             if page.document.snapshotView[partPage.base] == nil {
                 page.document.write(.object(JSONObject()), at: partPage.base)
             }
-            let partActions = Actions(registry: actions.registry, prefix: actions.prefix + part.name + ".")
             try bindPairs(
-                of: part.unit, page: partPage, actions: partActions, context: context, savedStates: &savedStates,
-                into: &pairs)
+                of: part.unit, page: partPage, registry: registry, prefix: prefix + part.name + ".", context: context,
+                savedStates: &savedStates, into: &pairs)
         }
     }
 

@@ -10,6 +10,10 @@ final class ActionRegistry {
         let valueType: ActionValueType
         /// For a string action: the most characters its value may have (nil: no limit but the server's).
         var maxLength: Int?
+        /// For a value of a `Decodable` type: its JSON Schema, as the unit's schema lists it.
+        var schema: JSONValue?
+        /// For a value of a `Decodable` type: whether a value of the right JSON type decodes.
+        var validate: ((JSONValue) -> Bool)?
         var deliveries: [(JSONValue) -> Void]
     }
 
@@ -18,7 +22,7 @@ final class ActionRegistry {
 
     /// The declared actions, in declaration order.
     var descriptors: [ActionDescriptor] {
-        entries.map { ActionDescriptor(name: $0.name, valueType: $0.valueType) }
+        entries.map { ActionDescriptor(name: $0.name, valueType: $0.valueType, schema: $0.schema) }
     }
 
     func entry(named name: String) -> Entry? {
@@ -28,6 +32,7 @@ final class ActionRegistry {
 
     /// Whether `value` (of the entry's type already) is within the entry's limit.
     static func isWithinLimit(_ value: JSONValue, of entry: Entry) -> Bool {
+        if let validate = entry.validate, !validate(value) { return false }
         guard let maxLength = entry.maxLength, let text = value.stringValue else { return true }
         // Counting stops at the limit: a long value costs no more than the limit.
         var count = 0
@@ -39,7 +44,8 @@ final class ActionRegistry {
     }
 
     func declare(
-        _ name: String, valueType: ActionValueType, maxLength: Int? = nil, delivery: @escaping (JSONValue) -> Void
+        _ name: String, valueType: ActionValueType, maxLength: Int? = nil, schema: JSONValue? = nil,
+        validate: ((JSONValue) -> Bool)? = nil, delivery: @escaping (JSONValue) -> Void
     ) {
         if let index = entries.firstIndex(where: { $0.name == name }) {
             // A second declaration of the same action receives the same values; the first one's
@@ -47,6 +53,9 @@ final class ActionRegistry {
             entries[index].deliveries.append(delivery)
             return
         }
-        entries.append(Entry(name: name, valueType: valueType, maxLength: maxLength, deliveries: [delivery]))
+        entries.append(
+            Entry(
+                name: name, valueType: valueType, maxLength: maxLength, schema: schema, validate: validate,
+                deliveries: [delivery]))
     }
 }

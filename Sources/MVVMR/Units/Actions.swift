@@ -1,14 +1,15 @@
 import JSONPatch
 
 /// The actions of one page, as its View declares them: each declaration is a signal of the action's
-/// decoded values.
+/// decoded values. `Action` is the View's action type (see ``PageAction``), so only its cases can be declared.
 ///
 /// ```swift
-/// GreetingInput(
-///     showGreeting: actions.signal("showGreeting"),
-///     username: actions.signal("username", of: String.self))
+/// LoginInput(
+///     username: actions.signal(.username, of: String.self),
+///     form: actions.signal(.add, of: NewItem.self),   // any Decodable
+///     submit: actions.signal(.submit))
 /// ```
-public final class Actions {
+public final class Actions<Action: PageAction> {
     let registry: ActionRegistry
     /// Prepended to every declared name: a part's actions are named `part.action`.
     let prefix: String
@@ -19,21 +20,41 @@ public final class Actions {
     }
 
     /// Declares an action without a value and returns the signal of its occurrences.
-    /// - Parameter name: the action's name within this View.
-    public func signal(_ name: String) -> Signal<Void> {
+    /// - Parameter action: the action.
+    public func signal(_ action: Action) -> Signal<Void> {
         let relay = Relay<Void>()
-        registry.declare(prefix + name, valueType: .none) { _ in relay.accept(()) }
+        registry.declare(prefix + action.actionName, valueType: .none) { _ in relay.accept(()) }
         return relay.signal
     }
 
-    /// Declares an action whose value decodes into `Value`, and returns the signal of its values.
+    /// Declares an action whose value is a JSON scalar, object or array read as `Value`, and returns the
+    /// signal of its values.
     /// - Parameters:
-    ///   - name: the action's name within this View.
+    ///   - action: the action.
     ///   - type: the Swift type of its value; its `actionValueType` is what clients must send.
-    public func signal<Value: ActionValue>(_ name: String, of type: Value.Type) -> Signal<Value> {
+    public func signal<Value: ActionValue>(_ action: Action, of type: Value.Type) -> Signal<Value> {
         let relay = Relay<Value>()
-        registry.declare(prefix + name, valueType: Value.actionValueType) { json in
+        registry.declare(prefix + action.actionName, valueType: Value.actionValueType) { json in
             if let value = Value(actionValue: json) { relay.accept(value) }
+        }
+        return relay.signal
+    }
+
+    /// Declares an action whose value is any `Decodable` (a struct from a form, an enum of choices), and
+    /// returns the signal of its decoded values. A value that does not decode is refused (`invalid_value`)
+    /// and changes nothing; the unit's schema (`/api/openapi.json`) describes what decodes.
+    /// - Parameters:
+    ///   - action: the action.
+    ///   - type: the value's type.
+    @_disfavoredOverload
+    public func signal<Value: Decodable>(_ action: Action, of type: Value.Type) -> Signal<Value> {
+        let relay = Relay<Value>()
+        let schema = JSONSchema.of(Value.self)
+        registry.declare(
+            prefix + action.actionName, valueType: schema.actionValueType, schema: schema.document,
+            validate: { (try? JSONValueDecoder().decode(Value.self, from: $0)) != nil }
+        ) { json in
+            if let value = try? JSONValueDecoder().decode(Value.self, from: json) { relay.accept(value) }
         }
         return relay.signal
     }
@@ -42,12 +63,12 @@ public final class Actions {
     /// them), and returns the signal of its values. A longer value is refused like a value of the wrong type
     /// (`invalid_value`) and changes nothing.
     /// - Parameters:
-    ///   - name: the action's name within this View.
+    ///   - action: the action.
     ///   - type: `String.self`.
     ///   - maxLength: the most characters a value may have.
-    public func signal(_ name: String, of type: String.Type, maxLength: Int) -> Signal<String> {
+    public func signal(_ action: Action, of type: String.Type, maxLength: Int) -> Signal<String> {
         let relay = Relay<String>()
-        registry.declare(prefix + name, valueType: .string, maxLength: max(0, maxLength)) { json in
+        registry.declare(prefix + action.actionName, valueType: .string, maxLength: max(0, maxLength)) { json in
             if let value = json.stringValue { relay.accept(value) }
         }
         return relay.signal

@@ -36,7 +36,15 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     /// Makes the View and the ViewModel (from a saved state, when one is given: see ``RestorableViewModel``),
     /// wires Input → ViewModel → Output → page, and returns what must stay alive as long as the page. It
     /// captures only metatypes, so it is `Sendable`.
-    let bindPair: @Sendable (UnitContext, Actions, Page, JSONValue?) throws -> BoundPair
+    let bindPair: @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair
+    /// Mistakes in the declaration found when it was made (an action case the View does not declare, a
+    /// part's name or path used twice); ``UnitRegistry/problems`` reports them when the app starts.
+    public let problems: [String]
+    /// The JSON Schema of the page's view (with its parts at their paths), derived from the Output's state type
+    /// when it is a whole state; `{}` (anything) when the View binds path by path.
+    public let viewSchema: JSONValue
+    /// What the unit pairs, for telling two units of one name apart: its View and ViewModel types.
+    let declaration: String
 
     /// Pairs `view` with `viewModel` under `name`.
     /// - Parameters:
@@ -55,8 +63,23 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         self.entry = entry
         // Listing the actions runs the View's declarations against a registry that no session uses.
         let registry = ActionRegistry()
-        _ = ViewType().input(from: Actions(registry: registry, prefix: ""))
+        _ = ViewType().input(from: Actions<ViewType.Action>(registry: registry, prefix: ""))
         var actions = registry.descriptors
+        var problems: [String] = []
+        for action in ViewType.Action.allCases where registry.entry(named: action.actionName) == nil {
+            problems.append("unit \(name): its View does not declare the action \(action.actionName)")
+        }
+        var partNames: Set<String> = []
+        var partPaths: Set<JSONPointer> = []
+        for part in parts {
+            if !partNames.insert(part.name).inserted { problems.append("unit \(name): two parts are named \(part.name)") }
+            if !partPaths.insert(part.path).inserted { problems.append("unit \(name): two parts write at \(part.path)") }
+            if part.path.tokens.isEmpty { problems.append("unit \(name): the part \(part.name) is mounted at the root") }
+            problems += part.unit.problems.map { "\($0) (a part of \(name))" }
+        }
+        self.problems = problems
+        declaration = "\(ViewType.self)+\(ViewModelType.self)"
+        viewSchema = Self.schema(of: ViewType.Output.self, parts: parts)
         for part in parts {
             actions += part.unit.actions.map {
                 ActionDescriptor(name: part.name + "." + $0.name, valueType: $0.valueType)
@@ -64,9 +87,9 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         }
         self.actions = actions
         isRestorable = ViewModelType.self is any RestorableViewModel.Type
-        bindPair = { context, actions, page, savedState in
+        bindPair = { context, registry, prefix, page, savedState in
             let view = ViewType()
-            let input = view.input(from: actions)
+            let input = view.input(from: Actions<ViewType.Action>(registry: registry, prefix: prefix))
             let viewModel: ViewModelType
             if let savedState {
                 viewModel = try Self.restoredViewModel(ViewModelType.self, context: context, from: savedState)
@@ -80,15 +103,29 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(
-        name: String, actions: [ActionDescriptor], parts: [UnitPart], entry: UnitEntry,
-        bindPair: @escaping @Sendable (UnitContext, Actions, Page, JSONValue?) throws -> BoundPair
+        name: String, actions: [ActionDescriptor], parts: [UnitPart], entry: UnitEntry, viewSchema: JSONValue,
+        bindPair: @escaping @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair
     ) {
         self.name = name
         self.actions = actions
         self.parts = parts
         self.entry = entry
         self.isRestorable = false
+        self.problems = []
+        self.viewSchema = viewSchema
+        self.declaration = "failing:" + name
         self.bindPair = bindPair
+    }
+
+    /// The view schema of a unit whose Output is `output`, with its parts' schemas at their mount paths.
+    private static func schema(of output: Any.Type, parts: [UnitPart]) -> JSONValue {
+        var schema = (output as? any StateSchemaDescribing.Type)?.stateSchema ?? [:]
+        guard !parts.isEmpty else { return schema }
+        if schema.objectValue?.isEmpty ?? true { schema = ["type": "object"] }
+        for part in parts {
+            schema = JSONSchema.placing(part.unit.viewSchema, at: part.path.tokens[...], in: schema)
+        }
+        return schema
     }
 
     /// A ViewModel of `type` made from its saved state (as JSON); throws when `type` is not restorable or the
@@ -127,7 +164,9 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     /// a failed binding does, reported in the result's `navigationFailure`.
     /// - Parameter error: the error binding throws.
     func failingToBind(with error: PageError) -> UnitCase {
-        UnitCase(name: name, actions: actions, parts: parts, entry: entry) { _, _, _, _ in throw error }
+        UnitCase(name: name, actions: actions, parts: parts, entry: entry, viewSchema: viewSchema) { _, _, _, _, _ in
+            throw error
+        }
     }
 
     /// The unit's route in the browser, `/name`.

@@ -19,6 +19,8 @@ public struct UnitContext {
     let callbackChannel: CallbackChannel
     /// The session's topic subscriptions; nil outside a session (then ``messages(on:)`` never emits).
     var topics: TopicSubscriptions?
+    /// What the page's ViewModel shares with its parts' (one box for the page and all its parts).
+    let sharedValues = SharedValues()
 
     /// A context for a ViewModel bound outside a session, for tests of a ViewModel alone.
     /// - Parameters:
@@ -74,10 +76,44 @@ public struct UnitContext {
         return try? sentValue.decoded(as: type)
     }
 
+    /// Hands `value` to the parts of this page: a part's ViewModel, made after the page's own, reads it with
+    /// ``shared(_:)``. The page's ViewModel shares what its parts have in common (a stream, a service of the
+    /// page's own), so that they meet without a global service.
+    ///
+    /// ```swift
+    /// init(context: UnitContext) {                      // the dashboard's ViewModel
+    ///     activity = DashboardActivity(scheduler: context.scheduler)
+    ///     context.share(activity)
+    /// }
+    /// init(context: UnitContext) throws {               // one of its parts
+    ///     activity = try context.shared(DashboardActivity.self)
+    /// }
+    /// ```
+    /// - Parameter value: the value; one per type (sharing another of the same type replaces it).
+    public func share<Value>(_ value: Value) {
+        sharedValues.values[ObjectIdentifier(Value.self)] = value
+    }
+
+    /// The value of type `Value` that the page's ViewModel shared with ``share(_:)``.
+    /// - Parameter type: the type shared.
+    /// - Throws: `binding_failed` when the page shared no `Value` (the binding fails, naming the unit).
+    public func shared<Value>(_ type: Value.Type) throws(PageError) -> Value {
+        guard let value = sharedValues.values[ObjectIdentifier(Value.self)] as? Value else {
+            throw PageError(.bindingFailed, "\(unit): the page shares no \(Value.self) with its parts")
+        }
+        return value
+    }
+
     /// The callback values that pages above this one return when they go back
     /// (`.back(returning: value)`), decoded as `Value`s.
     /// - Parameter type: the type expected; values that do not decode as a `Value` are skipped.
     public func callbacks<Value: Decodable>(of type: Value.Type = Value.self) -> Signal<Value> {
         callbackChannel.signal.compactMap { try? $0.decoded(as: type) }
     }
+}
+
+/// The values a page's ViewModel shares with its parts (see ``UnitContext/share(_:)``); touched only while the
+/// page is bound, inside its session.
+final class SharedValues {
+    var values: [ObjectIdentifier: Any] = [:]
 }

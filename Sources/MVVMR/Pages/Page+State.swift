@@ -1,0 +1,392 @@
+import JSONPatch
+
+extension Page {
+    /// Writes a whole `Codable` state at `path` (the page's root unless given) now and at each change after:
+    /// each of its members at its own path, and only the members that changed.
+    ///
+    /// Members are compared with what was written before, as Swift values: an unchanged member costs one
+    /// comparison and is not encoded again. An array member of `Equatable` elements writes only the elements
+    /// that changed when few did and each kept its `id`, so one changed row of a long list is one patch
+    /// operation; any other change writes the whole array, which is then diffed by `id` as usual. Optionals
+    /// that are nil are written as `null`, so the view always has every member.
+    ///
+    /// ```swift
+    /// struct CountersState: Codable, Equatable { var rows: [CounterRow]; var status: String }
+    /// page.bind(state)          // {"rows": [...], "status": "..."}
+    /// ```
+    /// - Parameters:
+    ///   - state: the state to show; it must encode as an object (a struct or class with members).
+    ///   - path: where in the document, relative to this page (or part); the root by default.
+    @_disfavoredOverload
+    public func bind<State: Encodable & Equatable>(_ state: Driver<State>, at path: PagePath = PagePath(.root)) {
+        guard let pointer = resolve(path) else { return }
+        let writer = StateWriter(document: document, pointer: pointer)
+        // No comparison of the whole state first: each member compares itself, which costs the same when nothing
+        // changed and saves a second pass over the state when something did.
+        state.subscribe { writer.write($0) }.disposed(by: subscriptions)
+    }
+
+    /// Writes a value of any `Encodable` type at `path` now and at each change after: the whole value, encoded
+    /// as JSON (nil optionals as `null`), then diffed.
+    /// - Parameters:
+    ///   - driver: the Output to show.
+    ///   - path: where in the document, relative to this page (or part).
+    @_disfavoredOverload
+    public func bind<Value: Encodable>(_ driver: Driver<Value>, at path: PagePath) {
+        guard let pointer = resolve(path) else { return }
+        let document = self.document
+        driver.subscribe { value in
+            do {
+                document.write(try StateWriter.encoder.encode(value), at: pointer)
+            } catch {
+                document.recordBindingFailure("\(Value.self) at \(pointer) does not encode: \(error)")
+            }
+        }.disposed(by: subscriptions)
+    }
+}
+
+/// Writes the members of a state into a page's document, each only when it changed.
+///
+/// Members come in the same order at every write (a type's `encode(to:)` encodes them so), so each is found at
+/// the next slot without hashing its key. A scalar member is compared as JSON; any other member has a handler
+/// made at its first write, which keeps its last value and compares as its own type, with no dynamic cast after
+/// the first write.
+final class StateWriter {
+    /// The encoder of page values: nil optionals are written as `null`.
+    static let encoder: JSONValueEncoder = {
+        var encoder = JSONValueEncoder()
+        encoder.writesNilMembers = true
+        return encoder
+    }()
+
+    /// One member: where it is written, and what was written there.
+    struct Slot {
+        let key: String
+        let pointer: JSONPointer
+        /// A scalar member's JSON (or `null` for nil); nil for a member with a handler.
+        var scalar: JSONValue?
+        var handler: (any MemberHandler)?
+    }
+
+    let document: PageDocument
+    let pointer: JSONPointer
+    private var slots: [Slot] = []
+    private var cursor = 0
+
+    init(document: PageDocument, pointer: JSONPointer) {
+        self.document = document
+        self.pointer = pointer
+    }
+
+    /// Writes the members of `state` that changed since the last call.
+    func write<State: Encodable>(_ state: State) {
+        cursor = 0
+        do {
+            try state.encode(to: StateMemberEncoder(writer: self))
+        } catch {
+            document.recordBindingFailure("\(State.self) at \(pointer) does not encode: \(error)")
+        }
+    }
+
+    /// The slot of `key`: the next one when members come in their usual order.
+    private func slotIndex(for key: String) -> Int? {
+        if cursor < slots.count, slots[cursor].key == key {
+            cursor += 1
+            return cursor - 1
+        }
+        guard let index = slots.firstIndex(where: { $0.key == key }) else { return nil }
+        cursor = index + 1
+        return index
+    }
+
+    private func newSlot(_ key: String, scalar: JSONValue?, handler: (any MemberHandler)?) -> JSONPointer {
+        let memberPointer = pointer.appending(key)
+        slots.append(Slot(key: key, pointer: memberPointer, scalar: scalar, handler: handler))
+        cursor = slots.count
+        return memberPointer
+    }
+
+    /// Writes a scalar member (or `null`), unless it is what was written there.
+    func writeScalar(_ json: JSONValue, forKey key: String) {
+        if let index = slotIndex(for: key) {
+            if slots[index].scalar == json { return }
+            slots[index].scalar = json
+            slots[index].handler = nil
+            document.write(json, at: slots[index].pointer)
+            return
+        }
+        document.write(json, at: newSlot(key, scalar: json, handler: nil))
+    }
+
+    /// Writes the member `key` holding `value`, unless it equals what was written for it.
+    func writeMember<Value: Encodable>(_ value: Value, forKey key: String) throws {
+        if let index = slotIndex(for: key) {
+            if let handler = slots[index].handler, try handler.write(value, to: document, at: slots[index].pointer) {
+                return
+            }
+            let handler = MemberHandlers.handler(for: value)
+            slots[index].handler = handler
+            slots[index].scalar = nil
+            document.write(try handler.json(of: value), at: slots[index].pointer)
+            return
+        }
+        let handler = MemberHandlers.handler(for: value)
+        document.write(try handler.json(of: value), at: newSlot(key, scalar: nil, handler: handler))
+    }
+}
+
+/// Keeps one member's last value and writes the member when a new value differs.
+protocol MemberHandler: AnyObject {
+    /// Writes `value` at `pointer` if it differs from the last one; false, having written nothing, when `value`
+    /// is not of the handler's type (a new handler is then made).
+    func write<Value: Encodable>(_ value: Value, to document: PageDocument, at pointer: JSONPointer) throws -> Bool
+    /// The JSON of a first value, which the handler keeps as its last one.
+    func json<Value: Encodable>(of value: Value) throws -> JSONValue
+}
+
+/// Makes member handlers.
+enum MemberHandlers {
+    /// The handler for a member of `value`'s type: element by element for an array of `Equatable` elements,
+    /// compared whole for another `Equatable`, written every time otherwise.
+    static func handler<Value: Encodable>(for value: Value) -> any MemberHandler {
+        if let elements = value as? any ElementwiseWritable { return elements.makeHandler() }
+        if let equatable = value as? any Encodable & Equatable { return equatableHandler(equatable) }
+        return AlwaysWrittenMember()
+    }
+
+    private static func equatableHandler<Value: Encodable & Equatable>(_ value: Value) -> any MemberHandler {
+        EquatableMember(value)
+    }
+
+    /// `value` as a `Target`, when it is one (checked by type identity, so no dynamic cast).
+    @inline(__always)
+    static func cast<Value, Target>(_ value: Value, to target: Target.Type) -> Target? {
+        guard Value.self == Target.self else { return nil }
+        return withUnsafePointer(to: value) { $0.withMemoryRebound(to: Target.self, capacity: 1) { $0.pointee } }
+    }
+}
+
+/// A member of an `Equatable` type: written when it differs from the last value.
+final class EquatableMember<Member: Encodable & Equatable>: MemberHandler {
+    private var last: Member
+
+    init(_ value: Member) {
+        last = value
+    }
+
+    func write<Value: Encodable>(_ value: Value, to document: PageDocument, at pointer: JSONPointer) throws -> Bool {
+        guard let member = MemberHandlers.cast(value, to: Member.self) else { return false }
+        if member == last { return true }
+        last = member
+        document.write(try StateWriter.encoder.encode(member), at: pointer)
+        return true
+    }
+
+    func json<Value: Encodable>(of value: Value) throws -> JSONValue {
+        try StateWriter.encoder.encode(value)
+    }
+}
+
+/// A member of a type that is not `Equatable`: written every time (the document's diff finds what changed).
+final class AlwaysWrittenMember: MemberHandler {
+    func write<Value: Encodable>(_ value: Value, to document: PageDocument, at pointer: JSONPointer) throws -> Bool {
+        document.write(try StateWriter.encoder.encode(value), at: pointer)
+        return true
+    }
+
+    func json<Value: Encodable>(of value: Value) throws -> JSONValue {
+        try StateWriter.encoder.encode(value)
+    }
+}
+
+/// An array member of `Equatable` elements: when few elements changed in place and each kept its identity, only
+/// those are written; otherwise the whole array, which the document then diffs by identity.
+final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
+    private var last: [Element]
+    /// An element's JSON: its own `jsonValue` when it is ``JSONRepresentable``, else its `Encodable` encoding.
+    private let json: (Element) throws -> JSONValue
+    /// The member identifying the elements (`id` unless the page set another), read at the first change.
+    private var identityKey: String?
+
+    init(_ elements: [Element]) {
+        last = elements
+        if let representable = Element.self as? any JSONRepresentable.Type {
+            json = Self.converter(through: representable)
+        } else {
+            json = { try StateWriter.encoder.encode($0) }
+        }
+    }
+
+    /// An element's JSON through `Representable`'s `jsonValue`, `Representable` being `Element` itself.
+    private static func converter<Representable: JSONRepresentable>(
+        through type: Representable.Type
+    ) -> (Element) throws -> JSONValue {
+        { element in
+            guard let representable = MemberHandlers.cast(element, to: Representable.self) else {
+                return try StateWriter.encoder.encode(element)
+            }
+            return representable.jsonValue
+        }
+    }
+
+    func write<Value: Encodable>(_ value: Value, to document: PageDocument, at pointer: JSONPointer) throws -> Bool {
+        guard let elements = MemberHandlers.cast(value, to: [Element].self) else { return false }
+        defer { last = elements }
+        if elements.count == last.count {
+            let limit = Swift.max(1, elements.count / 8)
+            // Compared through buffer pointers: each element is borrowed in place, not copied out of its array.
+            let changed = elements.withUnsafeBufferPointer { new in
+                last.withUnsafeBufferPointer { old -> [Int]? in
+                    var changed: [Int] = []
+                    for index in 0..<new.count where new[index] != old[index] {
+                        guard changed.count < limit else { return nil }
+                        changed.append(index)
+                    }
+                    return changed
+                }
+            }
+            let isSmall = changed != nil
+            if let changed, changed.isEmpty { return true }
+            var changes: [PageDocument.ElementChange] = []
+            for index in changed ?? [] {
+                changes.append(PageDocument.ElementChange(index: index, value: try json(elements[index])))
+            }
+            let key = identityKey ?? document.identityKey(at: pointer)
+            identityKey = key
+            if isSmall, document.writeElements(changes, at: pointer, count: elements.count, identityKey: key) {
+                return true
+            }
+        }
+        document.write(.array(try elements.map(json)), at: pointer)
+        return true
+    }
+
+    func json<Value: Encodable>(of value: Value) throws -> JSONValue {
+        guard let elements = MemberHandlers.cast(value, to: [Element].self) else {
+            return try StateWriter.encoder.encode(value)
+        }
+        return .array(try elements.map(json))
+    }
+}
+
+/// An array whose elements can be compared one by one, so that a few changed elements are written alone.
+protocol ElementwiseWritable {
+    /// A handler that keeps this array as its last value.
+    func makeHandler() -> any MemberHandler
+}
+
+extension Array: ElementwiseWritable where Element: Encodable & Equatable {
+    func makeHandler() -> any MemberHandler {
+        ElementwiseMember(self)
+    }
+}
+
+/// The `Encoder` a state encodes its members into: each member goes to its ``StateWriter``.
+struct StateMemberEncoder: Encoder {
+    let writer: StateWriter
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(StateMemberContainer<Key>(writer: writer))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        writer.document.recordBindingFailure("a state bound whole must be an object, not an array")
+        return StateRefusedContainer()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        writer.document.recordBindingFailure("a state bound whole must be an object, not a single value")
+        return StateRefusedContainer()
+    }
+}
+
+/// The keyed container of a ``StateMemberEncoder``.
+struct StateMemberContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let writer: StateWriter
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil(forKey key: Key) throws { writer.writeScalar(.null, forKey: key.stringValue) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        try writer.writeMember(value, forKey: key.stringValue)
+    }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { writer.writeScalar(.bool(value), forKey: key.stringValue) }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        writer.writeScalar(.string(value), forKey: key.stringValue)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        guard value.isFinite else { return try writer.writeMember(value, forKey: key.stringValue) }  // the encoder's error
+        writer.writeScalar(.double(value), forKey: key.stringValue)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws { writer.writeScalar(.int(value), forKey: key.stringValue) }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        writer.document.recordBindingFailure("a state bound whole encodes its members as values, not nested containers")
+        return KeyedEncodingContainer(StateRefusedKeyedContainer<NestedKey>())
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        writer.document.recordBindingFailure("a state bound whole encodes its members as values, not nested containers")
+        return StateRefusedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder { StateMemberEncoder(writer: writer) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { StateMemberEncoder(writer: writer) }
+}
+
+/// Where the writes of a state that is not an object go: nowhere (the binding failure says why).
+struct StateRefusedContainer: UnkeyedEncodingContainer, SingleValueEncodingContainer {
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { 0 }
+    mutating func encodeNil() throws {}
+    mutating func encode<T: Encodable>(_ value: T) throws {}
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(StateRefusedKeyedContainer<NestedKey>())
+    }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { StateRefusedContainer() }
+    mutating func superEncoder() -> any Encoder { StateRefusedEncoder() }
+}
+
+/// A keyed container whose writes go nowhere.
+struct StateRefusedKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    var codingPath: [any CodingKey] { [] }
+    mutating func encodeNil(forKey key: Key) throws {}
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {}
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type, forKey key: Key
+    ) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(StateRefusedKeyedContainer<NestedKey>())
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { StateRefusedContainer() }
+    mutating func superEncoder() -> any Encoder { StateRefusedEncoder() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { StateRefusedEncoder() }
+}
+
+/// An encoder whose writes go nowhere.
+struct StateRefusedEncoder: Encoder {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(StateRefusedKeyedContainer<Key>())
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { StateRefusedContainer() }
+    func singleValueContainer() -> any SingleValueEncodingContainer { StateRefusedContainer() }
+}

@@ -1,0 +1,296 @@
+import JSONPatch
+
+/// A page's state driven by one function, `(inout State, Event) -> Effect<Event>`: the shape of most
+/// ViewModels (a form, a list that loads more, a sign-in), with async work whose results come back as events.
+///
+/// The reducer holds the latest state (``state``, what a ``RestorableViewModel`` saves), so a ViewModel needs no
+/// boxes of its own and no captured copies of its members. It runs inside the session like every stream:
+/// events are applied one at a time, in order, and effects run through the session's scheduler, so their
+/// results are in the session's log and a restored page gets them without calling the Model again.
+///
+/// ```swift
+/// final class CountersViewModel: RestorableViewModel {
+///     private let reducer: StateReducer<CountersState, CountersEvent>
+///     private let pages: any CounterPagesService
+///     …
+///     func transform(_ input: Signal<CountersEvent>) -> StateOutput<CountersState> {
+///         reducer.run(input, on: scheduler) { [pages] state, event in
+///             switch event {
+///             case .loadMore:
+///                 guard let number = state.nextPageToLoad else { return .none }
+///                 state.loading = true
+///                 return .run { .loaded(try await pages.page(number)) } catching: { .failed(number, $0) }
+///             …
+///             }
+///         }
+///     }
+/// }
+/// ```
+public final class StateReducer<State, Event> {
+    /// The state after the latest event.
+    public var state: State { current }
+    @usableFromInline var current: State
+    @usableFromInline let states: DriverRelay<State>
+    @usableFromInline let routes = Relay<Route>()
+    /// Applies an event, returning what to do once the new state is out (its effect); set by `run`.
+    @usableFromInline var step: ((inout State, Event) -> (() -> Void)?)?
+    /// Running effects started with a key, by key: a new one with the same key replaces it.
+    @usableFromInline var keyedWork: [String: Subscription] = [:]
+    /// Running effects started without a key.
+    @usableFromInline var work: [Int: Subscription] = [:]
+    @usableFromInline var nextWork = 0
+
+    /// A reducer starting from `initial` (a fresh page's state, or the saved state it is restored from).
+    /// - Parameter initial: the state before any event.
+    @inlinable
+    public init(_ initial: State) {
+        current = initial
+        states = DriverRelay(initial)
+    }
+
+    /// Applies each event of `events` with `reduce` from now on, and returns the state for the View. The
+    /// subscription ends with the page.
+    /// - Parameters:
+    ///   - events: the page's events, usually its Input merged and mapped to `Event`s.
+    ///   - reduce: applies one event to the state.
+    @inlinable
+    public func run(_ events: Signal<Event>, reduce: @escaping (inout State, Event) -> Void) -> StateOutput<State> {
+        step = { state, event in
+            reduce(&state, event)
+            return nil
+        }
+        return output(of: events)
+    }
+
+    /// Sends `event` as if it came from the events: for a ViewModel's own timers or callbacks.
+    /// - Parameter event: the event to apply.
+    @inlinable
+    public func send(_ event: Event) {
+        guard let step else { return }
+        var next = current
+        let effect = step(&next, event)
+        current = next
+        states.accept(next)
+        effect?()
+    }
+
+    @inlinable
+    func output(of events: Signal<Event>) -> StateOutput<State> {
+        let states = self.states
+        let driver = Driver<State>(connect: { [weak self] target in
+            let statesSubscription = states.driver.subscribe { target.emit($0) }
+            let eventsSubscription = events.subscribe { [weak self] in self?.send($0) }
+            return Subscription { [weak self] in
+                eventsSubscription.dispose()
+                statesSubscription.dispose()
+                self?.cancelAllWork()
+            }
+        })
+        return StateOutput(state: driver, routes: routes.signal)
+    }
+
+    @usableFromInline
+    func cancelAllWork() {
+        for subscription in keyedWork.values { subscription.dispose() }
+        for subscription in work.values { subscription.dispose() }
+        keyedWork = [:]
+        work = [:]
+    }
+}
+
+extension StateReducer where Event: Codable & Sendable {
+    /// Applies each event of `events` (and of the effects they start) with `reduce` from now on, and returns the
+    /// state and the routes for the View. Its subscription, and every effect still running, ends with the page.
+    /// - Parameters:
+    ///   - events: the page's events, usually its Input merged and mapped to `Event`s.
+    ///   - scheduler: the session's scheduler (`context.scheduler`), which runs the effects.
+    ///   - reduce: applies one event to the state and says what to do next.
+    @inlinable
+    public func run(
+        _ events: Signal<Event>, on scheduler: Scheduler, reduce: @escaping (inout State, Event) -> Effect<Event>
+    ) -> StateOutput<State> {
+        step = { [weak self] state, event in
+            let effect = reduce(&state, event)
+            if effect.steps == nil { return nil }
+            return { self?.perform(effect, on: scheduler) }
+        }
+        return output(of: events)
+    }
+
+    @usableFromInline
+    func perform(_ effect: Effect<Event>, on scheduler: Scheduler) {
+        for step in effect.steps ?? [] {
+            switch step {
+            case .run(let key, let signal):
+                let number = nextWork
+                nextWork += 1
+                if let key { keyedWork.removeValue(forKey: key)?.dispose() }
+                var finished = false
+                let subscription = signal(scheduler).subscribe { [weak self] event in
+                    finished = true
+                    guard let self else { return }
+                    if let key { self.keyedWork.removeValue(forKey: key) } else { self.work.removeValue(forKey: number) }
+                    self.send(event)
+                }
+                // A result that arrived at once has nothing to remove, and its work nothing to keep.
+                if !finished {
+                    if let key { keyedWork[key] = subscription } else { work[number] = subscription }
+                }
+            case .cancel(let key):
+                keyedWork.removeValue(forKey: key)?.dispose()
+            case .route(let route):
+                routes.accept(route)
+            }
+        }
+    }
+}
+
+/// What a ``StateReducer`` does after an event: nothing, async work whose result is the next event, a
+/// cancellation, a navigation, or several of these.
+public struct Effect<Event: Codable & Sendable> {
+    @usableFromInline
+    enum Step {
+        case run(key: String?, (Scheduler) -> Signal<Event>)
+        case cancel(String)
+        case route(Route)
+    }
+
+    /// The steps; nil for ``none``, which then makes no array (in a reducer's every turn, that is a metadata lookup
+    /// saved).
+    @usableFromInline let steps: [Step]?
+
+    /// Nothing more.
+    public static var none: Effect { Effect(steps: nil) }
+
+    /// Runs `work` off the session (through its scheduler, so its result is logged) and applies its result as
+    /// the next event. With a `key`, a running effect of the same key is cancelled first (its result is never
+    /// applied): the latest request wins.
+    /// - Parameters:
+    ///   - key: names the work, to cancel or replace it; nil for work that is never cancelled but with the page.
+    ///   - work: the async Model call.
+    public static func run(_ key: String? = nil, _ work: @escaping @Sendable () async -> Event) -> Effect {
+        Effect(steps: [.run(key: key, { $0.perform(work) })])
+    }
+
+    /// Runs `work`, which may throw, like ``run(_:_:)``; a thrown error becomes the event `failure` makes of
+    /// its description (the description is what the session's log keeps).
+    /// - Parameters:
+    ///   - key: names the work, to cancel or replace it.
+    ///   - work: the async Model call.
+    ///   - failure: the event for a failure, from the error's description.
+    public static func run(
+        _ key: String? = nil, _ work: @escaping @Sendable () async throws -> Event,
+        catching failure: @escaping @Sendable (String) -> Event
+    ) -> Effect {
+        run(key) {
+            do { return try await work() } catch { return failure(String(describing: error)) }
+        }
+    }
+
+    /// Cancels the running work named `key`, if any: its result is never applied.
+    /// - Parameter key: the work's key.
+    public static func cancel(_ key: String) -> Effect {
+        Effect(steps: [.cancel(key)])
+    }
+
+    /// Navigates: the route goes to the session's router once the event has been applied.
+    /// - Parameter route: where to go.
+    public static func route(_ route: Route) -> Effect {
+        Effect(steps: [.route(route)])
+    }
+
+    /// All of `effects`, in order.
+    /// - Parameter effects: the effects to combine.
+    public static func merge(_ effects: Effect...) -> Effect {
+        Effect(steps: effects.flatMap { $0.steps ?? [] })
+    }
+}
+
+/// A whole page state and its navigation, as a ``StateReducer`` gives them: a View whose Output is a
+/// `StateOutput` binds both without code (the state at the page's root, the routes to the router).
+public struct StateOutput<State> {
+    /// The state.
+    public let state: Driver<State>
+    /// The navigation the effects asked for.
+    public let routes: Signal<Route>
+
+    /// A state with no navigation, or with `routes`.
+    /// - Parameters:
+    ///   - state: the state.
+    ///   - routes: the navigation; none by default.
+    public init(state: Driver<State>, routes: Signal<Route> = .never) {
+        self.state = state
+        self.routes = routes
+    }
+}
+
+extension StateOutput: PageOutput where State: Encodable & Equatable {
+    /// Binds the state at the page's root and the routes to the router.
+    public func bind(to page: Page) {
+        page.bind(state)
+        page.route(routes)
+    }
+}
+
+/// An Output whose state type is known, so the unit's view schema can be derived from it.
+protocol StateSchemaDescribing {
+    /// The schema of the state.
+    static var stateSchema: JSONValue { get }
+}
+
+extension StateOutput: StateSchemaDescribing where State: Decodable {
+    static var stateSchema: JSONValue { JSONSchema.of(State.self).document }
+}
+
+extension Driver: StateSchemaDescribing where Element: Decodable {
+    static var stateSchema: JSONValue { JSONSchema.of(Element.self).document }
+}
+
+/// A ViewModel whose state is a ``StateReducer``'s, restorable with no more code: its saved state is the
+/// reducer's state, and one initializer makes it fresh (`state` nil) or restored.
+///
+/// ```swift
+/// final class GreetingViewModel: ReducerViewModel {
+///     let reducer: StateReducer<GreetingState, Void>
+///     init(context: UnitContext, state: GreetingState?) throws {
+///         reducer = StateReducer(try state ?? GreetingState(person: context.services.require(Person.self)))
+///     }
+///     func transform(_ showGreeting: Signal<Void>) -> StateOutput<GreetingState> { … }
+/// }
+/// ```
+///
+/// A ViewModel that is not always at a quiet point (a job in flight) declares its own ``savedState``, nil
+/// meanwhile.
+public protocol ReducerViewModel: RestorableViewModel where SavedState == State {
+    /// The page's state, which is also its saved state.
+    associatedtype State: Codable & Sendable
+    /// What its reducer applies.
+    associatedtype Event
+    /// The reducer holding the page's state.
+    var reducer: StateReducer<State, Event> { get }
+
+    /// Makes the ViewModel for one page: fresh when `state` is nil, else restored from `state`.
+    /// - Parameters:
+    ///   - context: services, route parameters, the value sent by the router, the scheduler.
+    ///   - state: the saved state to restore, or nil for a fresh page.
+    init(context: UnitContext, state: State?) throws
+}
+
+extension ReducerViewModel {
+    /// The reducer's state.
+    public var savedState: SavedState? { reducer.state }
+
+    /// A fresh ViewModel: `init(context:state:)` with no state.
+    /// - Parameter context: what the page is bound with.
+    public init(context: UnitContext) throws {
+        try self.init(context: context, state: nil)
+    }
+
+    /// A restored ViewModel: `init(context:state:)` with the saved state.
+    /// - Parameters:
+    ///   - context: what the page is bound with.
+    ///   - savedState: the state saved.
+    public init(context: UnitContext, restoring savedState: SavedState) throws {
+        try self.init(context: context, state: savedState)
+    }
+}

@@ -1,0 +1,158 @@
+import JSONPatch
+import MVVMR
+import MVVMRTesting
+import Testing
+
+// What a unit's declaration tells without a session: its view's JSON Schema (derived from the state type, never
+// guessed), its actions' schemas, and the mistakes reported when the app starts.
+
+struct Nested: Codable, Equatable, Sendable {
+    var tags: [String]
+    var scores: [String: Double]
+    var nested: [[Int]]
+}
+
+/// An enum with associated values: the derivation cannot read it.
+enum Opaque: Codable, Equatable, Sendable { case one(Int), two }
+
+/// A recursive type: described down to the derivation's depth limit, no further.
+final class Tree: Codable, @unchecked Sendable {
+    var name = ""
+    var children: [Tree] = []
+}
+
+struct Described: Codable, Equatable, Sendable {
+    var count: Int
+    var ratio: Double
+    var flag: Bool
+    var name: String?
+    var nested: Nested
+    var filter: NotesFilter
+    /// Last: the members after one that cannot be described are not listed.
+    var opaque: Opaque
+}
+
+enum HalfAction: String, PageAction { case declared, forgotten }
+
+struct HalfView: View {
+    func input(from actions: Actions<HalfAction>) -> Signal<Void> { actions.signal(.declared) }
+}
+
+final class HalfViewModel: ViewModel {
+    init(context: UnitContext) {}
+    func transform(_ input: Signal<Void>) -> NoOutput { NoOutput() }
+}
+
+@Suite struct UnitDeclarationTests {
+    @Test func aStructIsDescribedMemberByMember() throws {
+        let schema = JSONSchema.of(Described.self).document
+        #expect(schema["type"] == "object")
+        #expect(schema["required"] == ["count", "ratio", "flag", "nested", "filter", "opaque"])
+        let properties = try #require(schema["properties"])
+        #expect(properties["count"] == ["type": "integer"])
+        #expect(properties["ratio"] == ["type": "number"])
+        #expect(properties["flag"] == ["type": "boolean"])
+        #expect(properties["name"] == ["type": ["string", "null"]])
+        #expect(properties[at: "/nested/properties/tags"] == ["type": "array", "items": ["type": "string"]])
+        #expect(properties[at: "/nested/properties/scores"] == ["type": "object", "additionalProperties": ["type": "number"]])
+        #expect(
+            properties[at: "/nested/properties/nested"]
+                == ["type": "array", "items": ["type": "array", "items": ["type": "integer"]]])
+        #expect(properties["filter"] == ["type": "string", "enum": ["all", "open", "done"]])
+    }
+
+    @Test func whatCannotBeDescribedIsTheEmptySchemaNeverAGuess() {
+        #expect(JSONSchema.of(Opaque.self).document == [:])
+        #expect(JSONSchema.of(Described.self).document[at: "/properties/opaque"] == [:])
+        #expect(JSONSchema.of(JSONValue.self).document == [:])
+        // A recursive type ends in `{}` at the depth limit instead of looping.
+        var schema = JSONSchema.of(Tree.self).document
+        var depth = 0
+        while let items = schema[at: "/properties/children/items"] {
+            schema = items
+            depth += 1
+        }
+        #expect(depth > 3 && depth < 20)
+        #expect(schema == [:])
+    }
+
+    @Test func aUnitsViewSchemaComesFromItsStateWithItsPartsAtTheirPaths() throws {
+        let notes = UnitCase.notes.viewSchema
+        #expect(notes["type"] == "object")
+        #expect(notes[at: "/properties/rows/items/properties/id"] == ["type": "integer"])
+        #expect(notes[at: "/properties/selected"] == ["type": ["integer", "null"]])
+        let composed = UnitCase("composed", view: NotesView.self, viewModel: NotesViewModel.self, parts: [UnitPart("side", .notes)])
+        #expect(composed.viewSchema[at: "/properties/side"] == notes)
+        #expect(composed.viewSchema["required"]?.arrayValue?.contains("side") == true)
+        // A View bound path by path says nothing it does not know.
+        #expect(UnitCase("half", view: HalfView.self, viewModel: HalfViewModel.self).viewSchema == [:])
+    }
+
+    @Test func actionsCarryTheSchemaOfTheirDecodableValues() throws {
+        let add = try #require(UnitCase.notes.actions.first { $0.name == "add" })
+        #expect(add.valueType == .object)
+        #expect(add.valueSchema[at: "/properties/text"] == ["type": "string"])
+        #expect(add.valueSchema["required"] == ["text"])
+        let toggle = try #require(UnitCase.notes.actions.first { $0.name == "toggle" })
+        #expect(toggle.valueSchema == ["type": "integer"])
+        #expect(try #require(UnitCase.notes.actions.first { $0.name == "load" }).valueSchema == ["type": "null"])
+    }
+
+    @Test func anUndeclaredActionCaseIsReportedAtStartNamingTheUnit() {
+        let half = UnitCase("half", view: HalfView.self, viewModel: HalfViewModel.self)
+        #expect(half.problems == ["unit half: its View does not declare the action forgotten"])
+        #expect(half.actions.map(\.name) == ["declared"])
+        let registry = UnitRegistry(root: .notes, units: [half])
+        #expect(registry.problems == half.problems)
+        #expect(UnitRegistry(root: .notes, units: []).problems.isEmpty)
+    }
+
+    @Test func twoUnitsOfOneNameAndDuplicatePartsAreReported() {
+        let other = UnitCase("notes", view: HalfView.self, viewModel: HalfViewModel.self)
+        let registry = UnitRegistry(root: .notes, units: [.notes, other])
+        #expect(registry.problems.contains("unit notes: two different units are named notes"))
+        #expect(registry.units.count == 1)
+        let parts = UnitCase(
+            "doubled", view: NotesView.self, viewModel: NotesViewModel.self,
+            parts: [UnitPart("a", .notes), UnitPart("a", .notes, at: JSONPointer(tokens: ["b"])), UnitPart("c", .notes, at: .root)])
+        #expect(parts.problems.contains("unit doubled: two parts are named a"))
+        #expect(parts.problems.contains("unit doubled: the part c is mounted at the root"))
+    }
+
+    @Test func partsReadWhatTheirPageShares() throws {
+        let tester = try PageTester(.sharing)
+        #expect(tester.view == ["left": ["value": "shared by the page"], "right": ["value": "shared by the page"]])
+        #expect(throws: PageError.self) { try PageTester(.notSharing) }
+    }
+}
+
+/// What the sharing page hands its parts.
+final class SharedLabel {
+    let text: String
+    init(_ text: String) { self.text = text }
+}
+
+struct LabelState: Codable, Equatable, Sendable { var value: String }
+
+struct SharingView: View {}
+
+final class SharingViewModel: ViewModel {
+    init(context: UnitContext) { context.share(SharedLabel("shared by the page")) }
+}
+
+struct LabelView: View { typealias Output = Driver<LabelState> }
+
+final class LabelViewModel: ViewModel {
+    private let label: SharedLabel
+    init(context: UnitContext) throws { label = try context.shared(SharedLabel.self) }
+    func transform(_ input: NoInput) -> Driver<LabelState> { .just(LabelState(value: label.text)) }
+}
+
+extension UnitCase {
+    static let label = UnitCase("label", view: LabelView.self, viewModel: LabelViewModel.self)
+    static let sharing = UnitCase(
+        "sharing", view: SharingView.self, viewModel: SharingViewModel.self,
+        parts: [UnitPart("left", .label), UnitPart("right", .label)])
+    static let notSharing = UnitCase(
+        "notSharing", view: HalfView.self, viewModel: HalfViewModel.self, parts: [UnitPart("left", .label)])
+}
