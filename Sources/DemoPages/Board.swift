@@ -124,7 +124,7 @@ struct BoardOutput {
 /// Declares `draft` (a string of at most 500 characters) and `post`; writes `/author`, `/draft`, `/messages`
 /// (diffed by `id`) and `/count`; publishes the posts on the `board` topic.
 struct BoardView: View {
-    func input(from actions: Actions) -> BoardInput {
+    func input(from actions: Actions<NamedAction>) -> BoardInput {
         BoardInput(
             draft: actions.signal("draft", of: String.self, maxLength: BoardPage.maxLength),
             post: actions.signal("post"))
@@ -209,4 +209,14 @@ final class BoardViewModel: RestorableViewModel {
 extension UnitCase {
     /// The shared board: `draft` (string, at most 500 characters), `post` (none).
     public static let board = UnitCase("board", view: BoardView.self, viewModel: BoardViewModel.self)
+}
+
+/// The latest state of a page's `scan` (only touched inside the session's serial context).
+final class LatestState<State> {
+    /// The state after the latest event.
+    var value: State
+
+    init(_ value: State) {
+        self.value = value
+    }
 }

@@ -29,7 +29,7 @@ struct DashboardQuoteOutput {
 
 /// Declares `shuffle` (`quote.shuffle` on the page); writes `/text`, `/author` and `/index`.
 struct DashboardQuoteView: View {
-    func input(from actions: Actions) -> DashboardQuoteInput {
+    func input(from actions: Actions<NamedAction>) -> DashboardQuoteInput {
         DashboardQuoteInput(shuffle: actions.signal("shuffle"))
     }
 

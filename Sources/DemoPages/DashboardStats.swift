@@ -39,7 +39,7 @@ struct DashboardStatsOutput {
 
 /// Declares `reset` (`stats.reset` on the page); writes `/ticks` and `/shuffles`.
 struct DashboardStatsView: View {
-    func input(from actions: Actions) -> DashboardStatsInput {
+    func input(from actions: Actions<NamedAction>) -> DashboardStatsInput {
         DashboardStatsInput(reset: actions.signal("reset"))
     }
 

@@ -21,7 +21,7 @@ struct DemoOutput {
 
 /// Declares `refresh` and writes `/button/title` and `/button/color`.
 struct DemoView: View {
-    func input(from actions: Actions) -> DemoInput {
+    func input(from actions: Actions<NamedAction>) -> DemoInput {
         DemoInput(refresh: actions.signal("refresh"))
     }
 

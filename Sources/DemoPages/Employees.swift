@@ -75,7 +75,7 @@ struct EmployeesOutput {
 
 /// Declares `reload`; writes `/status`, `/message`, `/employees` and `/count`.
 struct EmployeesView: View {
-    func input(from actions: Actions) -> EmployeesInput {
+    func input(from actions: Actions<NamedAction>) -> EmployeesInput {
         EmployeesInput(reload: actions.signal("reload"))
     }
 

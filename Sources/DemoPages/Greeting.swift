@@ -1,4 +1,3 @@
-import JSONPatch
 import MVVMR
 
 // The greeting page of the seed article: "Say hello to who?" until `showGreeting`, then
@@ -6,66 +5,27 @@ import MVVMR
 //
 // View: {"person": {"firstName": "David", "lastName": "Blaine"}, "greeting": "Say hello to who?"}
 
-/// The greeting page's events.
-struct GreetingInput {
-    /// The user asks for the greeting.
-    let showGreeting: Signal<Void>
-}
+/// What the greeting page shows: the person and the greeting line.
+struct GreetingState: Codable, Equatable, Sendable { var person: Person, greeting = "Say hello to who?" }
 
-/// What the greeting page shows.
-struct GreetingOutput {
-    /// The person to greet.
-    let person: Driver<Person>
-    /// The greeting line.
-    let greeting: Driver<String>
-}
+/// The greeting page's actions.
+enum GreetingAction: String, PageAction { case showGreeting }
 
-/// Declares `showGreeting` and writes `/person` and `/greeting`.
+/// Declares `showGreeting`; the state is bound whole.
 struct GreetingView: View {
-    func input(from actions: Actions) -> GreetingInput {
-        GreetingInput(showGreeting: actions.signal("showGreeting"))
-    }
-
-    func bind(_ output: GreetingOutput, to page: Page) {
-        page.bind(output.person, at: "/person") { person in
-            ["firstName": .string(person.firstName), "lastName": .string(person.lastName)]
-        }
-        page.bind(output.greeting, at: "/greeting")
-    }
+    typealias Output = StateOutput<GreetingState>
+    func input(from actions: Actions<GreetingAction>) -> Signal<Void> { actions.signal(.showGreeting) }
 }
 
-/// Greets the `Person` service's person when asked. Restorable: its saved state is whether it has greeted.
-final class GreetingViewModel: RestorableViewModel {
-    /// The line shown before the user asks.
-    static let question = "Say hello to who?"
-
-    private let person: Person
-    /// Whether the user asked for the greeting.
-    private let greeted: LatestState<Bool>
-
-    init(context: UnitContext) throws {
-        person = try context.services.require(Person.self)
-        greeted = LatestState(false)
+/// Greets the `Person` service's person when asked. Restorable: its saved state is what it shows.
+final class GreetingViewModel: ReducerViewModel {
+    let reducer: StateReducer<GreetingState, Void>
+    init(context: UnitContext, state: GreetingState?) throws {
+        reducer = StateReducer(try state ?? GreetingState(person: context.services.require(Person.self)))
     }
 
-    init(context: UnitContext, restoring greeted: Bool) throws {
-        person = try context.services.require(Person.self)
-        self.greeted = LatestState(greeted)
-    }
-
-    /// Whether it has greeted.
-    var savedState: Bool? { greeted.value }
-
-    func transform(_ input: GreetingInput) -> GreetingOutput {
-        let person = self.person
-        let greeted = self.greeted
-        let greeting = input.showGreeting
-            .map { () -> String in
-                greeted.value = true
-                return "Hello \(person.fullName)"
-            }
-            .asDriver(startingWith: greeted.value ? "Hello \(person.fullName)" : Self.question)
-        return GreetingOutput(person: .just(person), greeting: greeting)
+    func transform(_ showGreeting: Signal<Void>) -> StateOutput<GreetingState> {
+        reducer.run(showGreeting) { state, _ in state.greeting = "Hello \(state.person.fullName)" }
     }
 }
 

@@ -37,7 +37,7 @@ struct HomeOutput {
 
 /// Declares `open` and writes `/title` and `/items` (diffed by `id`).
 struct HomeView: View {
-    func input(from actions: Actions) -> HomeInput {
+    func input(from actions: Actions<NamedAction>) -> HomeInput {
         HomeInput(open: actions.signal("open", of: String.self))
     }
 

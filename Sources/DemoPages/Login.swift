@@ -65,7 +65,7 @@ struct LoginOutput {
 /// Declares `username`, `password` (strings) and `submit`; writes `/username`, `/canSubmit`,
 /// `/message` and `/error`.
 struct LoginView: View {
-    func input(from actions: Actions) -> LoginInput {
+    func input(from actions: Actions<NamedAction>) -> LoginInput {
         LoginInput(
             username: actions.signal("username", of: String.self),
             password: actions.signal("password", of: String.self),

@@ -31,7 +31,7 @@ struct MainOutput {
 
 /// Declares `openSettings` and `logout`; writes `/user`, `/welcome`, `/theme` and `/themeLabel`.
 struct MainView: View {
-    func input(from actions: Actions) -> MainInput {
+    func input(from actions: Actions<NamedAction>) -> MainInput {
         MainInput(openSettings: actions.signal("openSettings"), logout: actions.signal("logout"))
     }
 

@@ -26,7 +26,7 @@ struct SettingsOutput {
 
 /// Declares `theme` (string) and `done`; writes `/theme` and `/themes`.
 struct SettingsView: View {
-    func input(from actions: Actions) -> SettingsInput {
+    func input(from actions: Actions<NamedAction>) -> SettingsInput {
         SettingsInput(theme: actions.signal("theme", of: Theme.self), done: actions.signal("done"))
     }
 

@@ -298,7 +298,7 @@ struct TallyInput { let increment: Signal<Void> }
 struct TallyOutput { let count: Driver<Int> }
 
 struct TallyView: View {
-    func input(from actions: Actions) -> TallyInput { TallyInput(increment: actions.signal("increment")) }
+    func input(from actions: Actions<NamedAction>) -> TallyInput { TallyInput(increment: actions.signal("increment")) }
     func bind(_ output: TallyOutput, to page: Page) { page.bind(output.count, at: "/count") }
 }
 

@@ -23,7 +23,7 @@ struct CounterInput {
 struct CounterOutput { let count: Driver<Int> }
 
 struct CounterView: View {
-    func input(from actions: Actions) -> CounterInput {
+    func input(from actions: Actions<NamedAction>) -> CounterInput {
         CounterInput(increment: actions.signal("increment"), add: actions.signal("add", of: Int.self))
     }
     func bind(_ output: CounterOutput, to page: Page) { page.bind(output.count, at: "/count") }
@@ -51,7 +51,7 @@ struct HomeOutput {
 }
 
 struct HomeView: View {
-    func input(from actions: Actions) -> HomeInput { HomeInput(edit: actions.signal("edit")) }
+    func input(from actions: Actions<NamedAction>) -> HomeInput { HomeInput(edit: actions.signal("edit")) }
     func bind(_ output: HomeOutput, to page: Page) {
         page.bind(output.user, at: "/user")
         page.route(output.route)
@@ -77,7 +77,7 @@ struct EditorOutput {
 }
 
 struct EditorView: View {
-    func input(from actions: Actions) -> EditorInput {
+    func input(from actions: Actions<NamedAction>) -> EditorInput {
         EditorInput(save: actions.signal("save", of: String.self), cancel: actions.signal("cancel"))
     }
     func bind(_ output: EditorOutput, to page: Page) {
@@ -102,7 +102,7 @@ struct ForecastInput { let refresh: Signal<Void> }
 struct ForecastOutput { let forecast: Driver<String> }
 
 struct ForecastView: View {
-    func input(from actions: Actions) -> ForecastInput { ForecastInput(refresh: actions.signal("refresh")) }
+    func input(from actions: Actions<NamedAction>) -> ForecastInput { ForecastInput(refresh: actions.signal("refresh")) }
     func bind(_ output: ForecastOutput, to page: Page) { page.bind(output.forecast, at: "/forecast") }
 }
 

@@ -16,7 +16,7 @@ struct EchoOutput {
 }
 
 struct EchoView: View {
-    func input(from actions: Actions) -> EchoInput {
+    func input(from actions: Actions<NamedAction>) -> EchoInput {
         EchoInput(text: actions.signal("text", of: String.self))
     }
 

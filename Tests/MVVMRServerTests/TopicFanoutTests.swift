@@ -16,7 +16,7 @@ struct ShoutOutput {
 }
 
 struct ShoutView: View {
-    func input(from actions: Actions) -> ShoutInput { ShoutInput(say: actions.signal("say", of: String.self)) }
+    func input(from actions: Actions<NamedAction>) -> ShoutInput { ShoutInput(say: actions.signal("say", of: String.self)) }
 
     func bind(_ output: ShoutOutput, to page: Page) {
         page.bind(output.heard, at: "/heard")

@@ -122,7 +122,7 @@ import Testing
 struct NoopInput { let noop: Signal<Void> }
 struct NoopOutput { let text: Driver<String> }
 struct NoopView: View {
-    func input(from actions: Actions) -> NoopInput { NoopInput(noop: actions.signal("noop")) }
+    func input(from actions: Actions<NamedAction>) -> NoopInput { NoopInput(noop: actions.signal("noop")) }
     func bind(_ output: NoopOutput, to page: Page) { page.bind(output.text, at: "/text") }
 }
 final class NoopViewModel: ViewModel {

@@ -41,7 +41,7 @@ struct BadTopicView: View {
         page.bind(output.last, at: "/last")
     }
 
-    func input(from actions: Actions) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
+    func input(from actions: Actions<NamedAction>) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
 }
 
 final class BadTopicViewModel: ViewModel {
@@ -54,7 +54,7 @@ final class BadTopicViewModel: ViewModel {
 }
 
 struct BadPublishView: View {
-    func input(from actions: Actions) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
+    func input(from actions: Actions<NamedAction>) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
 
     func bind(_ output: NotesOutput, to page: Page) {
         page.publish(output.said, on: Topic<String>("mvvmr.topic.x"))

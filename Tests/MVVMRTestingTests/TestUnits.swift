@@ -17,7 +17,7 @@ struct Counter2Output {
 }
 
 struct TallyView: View {
-    func input(from actions: Actions) -> Counter2Input {
+    func input(from actions: Actions<NamedAction>) -> Counter2Input {
         Counter2Input(increment: actions.signal("increment"), load: actions.signal("load"), next: actions.signal("next"))
     }
 
@@ -68,7 +68,7 @@ struct NotesOutput {
 }
 
 struct NotesView: View {
-    func input(from actions: Actions) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
+    func input(from actions: Actions<NamedAction>) -> NotesInput { NotesInput(say: actions.signal("say", of: String.self)) }
 
     func bind(_ output: NotesOutput, to page: Page) {
         page.bind(output.last, at: "/last")

@@ -37,7 +37,7 @@ final class Broadcaster: Sendable {
 struct BroadcastOutput { let message: Driver<String> }
 
 struct BroadcastView: View {
-    func input(from actions: Actions) -> NoInput { NoInput() }
+    func input(from actions: Actions<NamedAction>) -> NoInput { NoInput() }
     func bind(_ output: BroadcastOutput, to page: Page) { page.bind(output.message, at: "/message") }
 }
 
@@ -60,7 +60,7 @@ struct PublisherInput { let publish: Signal<String> }
 struct PublisherOutput { let published: Driver<String> }
 
 struct PublisherView: View {
-    func input(from actions: Actions) -> PublisherInput { PublisherInput(publish: actions.signal("publish", of: String.self)) }
+    func input(from actions: Actions<NamedAction>) -> PublisherInput { PublisherInput(publish: actions.signal("publish", of: String.self)) }
     func bind(_ output: PublisherOutput, to page: Page) { page.bind(output.published, at: "/published") }
 }
 

@@ -1,5 +1,5 @@
 /// The person the greeting page greets: a Model-layer value shared by every session.
-public struct Person: Sendable, Hashable {
+public struct Person: Sendable, Hashable, Codable {
     /// The given name.
     public let firstName: String
     /// The family name.

@@ -19,7 +19,7 @@ struct CounterOutput {
 }
 
 struct CounterView: View {
-    func input(from actions: Actions) -> CounterInput {
+    func input(from actions: Actions<NamedAction>) -> CounterInput {
         CounterInput(
             increment: actions.signal("increment"),
             add: actions.signal("add", of: Int.self),

@@ -20,7 +20,7 @@ struct QuoteInput { let shuffle: Signal<Void> }
 struct QuoteOutput { let quote: Driver<String> }
 
 struct QuoteView: View {
-    func input(from actions: Actions) -> QuoteInput { QuoteInput(shuffle: actions.signal("shuffle")) }
+    func input(from actions: Actions<NamedAction>) -> QuoteInput { QuoteInput(shuffle: actions.signal("shuffle")) }
     func bind(_ output: QuoteOutput, to page: Page) { page.bind(output.quote, at: "/text") }
 }
 
@@ -39,7 +39,7 @@ struct DashboardInput { let refresh: Signal<Void> }
 struct DashboardOutput { let title: Driver<String> }
 
 struct DashboardView: View {
-    func input(from actions: Actions) -> DashboardInput { DashboardInput(refresh: actions.signal("refresh")) }
+    func input(from actions: Actions<NamedAction>) -> DashboardInput { DashboardInput(refresh: actions.signal("refresh")) }
     func bind(_ output: DashboardOutput, to page: Page) { page.bind(output.title, at: "/title") }
 }
 

@@ -16,7 +16,7 @@ struct GreetingOutput {
 }
 
 struct GreetingView: View {
-    func input(from actions: Actions) -> GreetingInput {
+    func input(from actions: Actions<NamedAction>) -> GreetingInput {
         GreetingInput(showGreeting: actions.signal("showGreeting"))
     }
 

@@ -6,7 +6,7 @@ struct LoginInput { let login: Signal<String> }
 struct LoginOutput { let route: Signal<Route> }
 
 struct LoginView: View {
-    func input(from actions: Actions) -> LoginInput { LoginInput(login: actions.signal("login", of: String.self)) }
+    func input(from actions: Actions<NamedAction>) -> LoginInput { LoginInput(login: actions.signal("login", of: String.self)) }
     func bind(_ output: LoginOutput, to page: Page) { page.route(output.route) }
 }
 
@@ -30,7 +30,7 @@ struct MainOutput {
 }
 
 struct MainView: View {
-    func input(from actions: Actions) -> MainInput {
+    func input(from actions: Actions<NamedAction>) -> MainInput {
         MainInput(
             edit: actions.signal("edit"), about: actions.signal("about"), logout: actions.signal("logout"),
             counter: actions.signal("counter"))
@@ -71,7 +71,7 @@ struct EditorOutput {
 }
 
 struct EditorView: View {
-    func input(from actions: Actions) -> EditorInput {
+    func input(from actions: Actions<NamedAction>) -> EditorInput {
         EditorInput(save: actions.signal("save", of: String.self), cancel: actions.signal("cancel"))
     }
     func bind(_ output: EditorOutput, to page: Page) {

@@ -26,7 +26,7 @@ struct RosterOutput {
 }
 
 struct RosterView: View {
-    func input(from actions: Actions) -> RosterInput {
+    func input(from actions: Actions<NamedAction>) -> RosterInput {
         RosterInput(open: actions.signal("open", of: String.self), openWithInfinity: actions.signal("openWithInfinity"))
     }
     func bind(_ output: RosterOutput, to page: Page) {
@@ -60,7 +60,7 @@ struct ProfileOutput {
 }
 
 struct ProfileView: View {
-    func input(from actions: Actions) -> ProfileInput {
+    func input(from actions: Actions<NamedAction>) -> ProfileInput {
         ProfileInput(
             done: actions.signal("done"), doneWithText: actions.signal("doneWithText"),
             doneWithNaN: actions.signal("doneWithNaN"))

@@ -26,7 +26,7 @@ struct SearchOutput {
 }
 
 struct SearchView: View {
-    func input(from actions: Actions) -> SearchInput { SearchInput(query: actions.signal("query", of: String.self)) }
+    func input(from actions: Actions<NamedAction>) -> SearchInput { SearchInput(query: actions.signal("query", of: String.self)) }
     func bind(_ output: SearchOutput, to page: Page) {
         page.bind(output.results, at: "/results", identifiedBy: "key")
         page.bind(output.searching, at: "/searching")

@@ -27,7 +27,7 @@ struct TableInput { let edits: Signal<TableEdit> }
 struct TableOutput { let rows: Driver<[TableRow]> }
 
 struct TableView: View {
-    func input(from actions: Actions) -> TableInput {
+    func input(from actions: Actions<NamedAction>) -> TableInput {
         let edits = Signal.merge(
             actions.signal("bump", of: Int.self).map { TableEdit.bump($0) },
             actions.signal("bumpEvery").map { TableEdit.bumpEvery },
