@@ -7,123 +7,79 @@ import MVVMR
 //
 // View: {"username": "", "canSubmit": false, "message": "Enter your username", "error": null}
 
-/// The login form as typed so far, and what it lacks.
-struct LoginForm: Sendable, Hashable {
+/// The login form: what the view shows, and the password, which it never shows.
+struct LoginState: Codable, Equatable, Sendable {
     /// The shortest password the form accepts.
     static let minimumPasswordLength = 6
+    var username = "", canSubmit = false, message = "Enter your username", error: String?
+    var password = ""
+    /// The view's members: not the password.
+    private enum CodingKeys: String, CodingKey { case username, canSubmit, message, error }
 
-    /// The user name typed.
-    let username: String
-    /// The password typed.
-    let password: String
-
-    /// What the form still needs, or that it is ready.
-    var message: String {
-        if username.isEmpty { return "Enter your username" }
-        if password.count < Self.minimumPasswordLength {
-            return "The password needs at least \(Self.minimumPasswordLength) characters"
-        }
-        return "Ready to sign in"
+    /// The form after an edit: what it lacks, whether it may be submitted, and no error.
+    mutating func edit(username: String? = nil, password: String? = nil) {
+        (self.username, self.password, error) = (username ?? self.username, password ?? self.password, nil)
+        canSubmit = !self.username.isEmpty && self.password.count >= Self.minimumPasswordLength
+        message =
+            self.username.isEmpty ? "Enter your username"
+            : canSubmit ? "Ready to sign in" : "The password needs at least \(Self.minimumPasswordLength) characters"
     }
-
-    /// Whether the form may be submitted: a user name and a long enough password.
-    var canSubmit: Bool { !username.isEmpty && password.count >= Self.minimumPasswordLength }
 }
 
 /// The answer of the `AuthService` to one submit.
-struct LoginAttempt: Sendable, Hashable, Codable {
-    /// The user name submitted.
-    let username: String
-    /// Whether the credentials were accepted.
-    let accepted: Bool
-}
+struct LoginAttempt: Sendable, Hashable, Codable { let username: String, accepted: Bool }
 
-/// The login page's events.
-struct LoginInput {
-    /// The user name field's new text.
-    let username: Signal<String>
-    /// The password field's new text.
-    let password: Signal<String>
-    /// The user submits the form.
-    let submit: Signal<Void>
-}
+/// The login page's actions: `username`, `password` (strings) and `submit`.
+enum LoginAction: String, PageAction { case username, password, submit }
 
-/// What the login page shows, and where it navigates.
-struct LoginOutput {
-    /// The user name typed.
-    let username: Driver<String>
-    /// Whether the submit button is enabled.
-    let canSubmit: Driver<Bool>
-    /// What the form still needs.
-    let message: Driver<String>
-    /// The refusal of the last submit, until the next edit.
-    let error: Driver<String?>
-    /// The push of `main` after a successful sign-in.
-    let route: Signal<Route>
-}
+/// What happens on the login page.
+enum LoginEvent: Codable, Sendable { case username(String), password(String), submit, answered(LoginAttempt) }
 
-/// Declares `username`, `password` (strings) and `submit`; writes `/username`, `/canSubmit`,
-/// `/message` and `/error`.
+/// Turns the form's actions into events; the form is bound whole.
 struct LoginView: View {
-    func input(from actions: Actions<NamedAction>) -> LoginInput {
-        LoginInput(
-            username: actions.signal("username", of: String.self),
-            password: actions.signal("password", of: String.self),
-            submit: actions.signal("submit"))
-    }
-
-    func bind(_ output: LoginOutput, to page: Page) {
-        page.bind(output.username, at: "/username")
-        page.bind(output.canSubmit, at: "/canSubmit")
-        page.bind(output.message, at: "/message")
-        page.bind(output.error, at: "/error")
-        page.route(output.route)
+    typealias Output = StateOutput<LoginState>
+    func input(from actions: Actions<LoginAction>) -> Signal<LoginEvent> {
+        .merge(
+            actions.signal(.username, of: String.self).map(LoginEvent.username),
+            actions.signal(.password, of: String.self).map(LoginEvent.password), actions.signal(.submit).map { .submit })
     }
 }
 
-/// Validates the form, signs in through the `AuthService`, and pushes `main` on success.
+/// Validates the form, signs in through the `AuthService`, and pushes `main` on success. Not restorable: its
+/// state holds the password.
 final class LoginViewModel: ViewModel {
     /// The error shown after a refused submit.
     static let refusal = "Wrong username or password"
-
-    private let auth: any AuthService
-    private let scheduler: Scheduler
+    private let auth: any AuthService, scheduler: Scheduler
+    private let reducer = StateReducer<LoginState, LoginEvent>(LoginState())
 
     init(context: UnitContext) throws {
         auth = try context.services.require((any AuthService).self)
         scheduler = context.scheduler
     }
 
-    func transform(_ input: LoginInput) -> LoginOutput {
-        let auth = self.auth
-        let username = input.username.asDriver(startingWith: "")
-        let form = Driver.combineLatest(username, input.password.asDriver(startingWith: ""))
-            .map { LoginForm(username: $0.0, password: $0.1) }
-        let scheduler = self.scheduler
-        // A submit of a complete form starts a check; an edit cancels a check still running, so an
-        // answer never applies to credentials the user has changed since.
-        let checks = Signal.merge(
-            input.submit.withLatestFrom(form).filter(\.canSubmit).map { Optional($0) },
-            input.username.map { _ in LoginForm?.none },
-            input.password.map { _ in LoginForm?.none })
-        let attempts = checks.flatMapLatest { form -> Signal<LoginAttempt> in
-            guard let form else { return .never }
-            return scheduler.perform {
-                LoginAttempt(
-                    username: form.username,
-                    accepted: await auth.signIn(username: form.username, password: form.password))
+    func transform(_ events: Signal<LoginEvent>) -> StateOutput<LoginState> {
+        reducer.run(events, on: scheduler) { [auth] state, event in
+            switch event {
+            case .username(let username):
+                state.edit(username: username)
+                return .cancel("signIn")
+            case .password(let password):
+                state.edit(password: password)
+                return .cancel("signIn")
+            case .submit:
+                guard state.canSubmit else { return .none }
+                let (username, password) = (state.username, state.password)
+                return .run("signIn", then: LoginEvent.answered) {
+                    LoginAttempt(username: username, accepted: await auth.signIn(username: username, password: password))
+                }
+            case .answered(let attempt) where attempt.accepted:
+                return .route(.push(.main, sending: attempt.username))
+            case .answered:
+                state.error = Self.refusal
+                return .none
             }
         }
-        let error = Signal.merge(
-            attempts.filter { !$0.accepted }.map { _ in Optional(Self.refusal) },
-            input.username.map { _ in String?.none },
-            input.password.map { _ in String?.none })
-        return LoginOutput(
-            username: username,
-            canSubmit: form.map(\.canSubmit),
-            message: form.map(\.message),
-            error: error.asDriver(startingWith: nil),
-            route: attempts.filter(\.accepted).map { Route.push(.main, sending: $0.username) })
     }
 }
 

@@ -19,16 +19,16 @@ import Testing
 
     @Test func theMessageSaysWhatIsMissingAndSubmitIsEnabledOnlyWhenNothingIs() throws {
         let tester = try PageTester(.login, services: demoServices())
-        tester.send("username", "david") { view in
+        tester.send(LoginAction.username, "david") { view in
             view[at: "/username"] = "david"
             view[at: "/message"] = "The password needs at least 6 characters"
         }
-        tester.send("password", "12345")
-        tester.send("password", "123456") { view in
+        tester.send(LoginAction.password, "12345")
+        tester.send(LoginAction.password, "123456") { view in
             view[at: "/message"] = "Ready to sign in"
             view[at: "/canSubmit"] = true
         }
-        tester.send("username", "") { view in
+        tester.send(LoginAction.username, "") { view in
             view[at: "/username"] = ""
             view[at: "/message"] = "Enter your username"
             view[at: "/canSubmit"] = false
@@ -39,32 +39,32 @@ import Testing
 
     @Test func submittingAnIncompleteFormDoesNothing() throws {
         let tester = try PageTester(.login, services: demoServices())
-        tester.send("username", "david") { view in
+        tester.send(LoginAction.username, "david") { view in
             view[at: "/username"] = "david"
             view[at: "/message"] = "The password needs at least 6 characters"
         }
-        tester.send("password", "short")
-        tester.send("submit")
+        tester.send(LoginAction.password, "short")
+        tester.send(LoginAction.submit)
         #expect(tester.session.pendingWorkCount == 0)
     }
 
     @Test func wrongCredentialsShowAnErrorUntilTheNextEdit() async throws {
         let tester = try PageTester(.login, services: demoServices())
-        tester.send("username", "david") { view in
+        tester.send(LoginAction.username, "david") { view in
             view[at: "/username"] = "david"
             view[at: "/message"] = "The password needs at least 6 characters"
         }
-        tester.send("password", "wrong-password") { view in
+        tester.send(LoginAction.password, "wrong-password") { view in
             view[at: "/message"] = "Ready to sign in"
             view[at: "/canSubmit"] = true
         }
-        tester.send("submit")  // the check runs asynchronously
+        tester.send(LoginAction.submit)  // the check runs asynchronously
         #expect(tester.session.pendingWorkCount == 1)
         await tester.runPendingWork { $0[at: "/error"] = "Wrong username or password" }
-        tester.send("password", "blaine12") { $0[at: "/error"] = JSONValue.null }
-        tester.send("submit")
+        tester.send(LoginAction.password, "blaine12") { $0[at: "/error"] = JSONValue.null }
+        tester.send(LoginAction.submit)
         await tester.runPendingWork { $0[at: "/error"] = "Wrong username or password" }
-        tester.send("username", "davi") { view in
+        tester.send(LoginAction.username, "davi") { view in
             view[at: "/username"] = "davi"
             view[at: "/error"] = JSONValue.null
         }
@@ -72,15 +72,15 @@ import Testing
 
     @Test func theRightCredentialsPushMainSendingTheUser() async throws {
         let tester = try PageTester(.login, services: demoServices())
-        tester.send("username", "david") { view in
+        tester.send(LoginAction.username, "david") { view in
             view[at: "/username"] = "david"
             view[at: "/message"] = "The password needs at least 6 characters"
         }
-        tester.send("password", "blaine123") { view in
+        tester.send(LoginAction.password, "blaine123") { view in
             view[at: "/message"] = "Ready to sign in"
             view[at: "/canSubmit"] = true
         }
-        tester.send("submit")
+        tester.send(LoginAction.submit)
         await tester.runPendingWork(navigation: .push("main"))
         #expect(tester.session.navigation == NavigationState(stack: ["login", "main"], presented: nil))
         let main = try #require(tester.session.pages.first { $0.unit == "main" })
@@ -90,17 +90,17 @@ import Testing
 
     @Test func anEditWhileTheCheckRunsCancelsIt() async throws {
         let tester = try PageTester(.login, services: demoServices())
-        tester.send("username", "david") { view in
+        tester.send(LoginAction.username, "david") { view in
             view[at: "/username"] = "david"
             view[at: "/message"] = "The password needs at least 6 characters"
         }
-        tester.send("password", "blaine123") { view in
+        tester.send(LoginAction.password, "blaine123") { view in
             view[at: "/message"] = "Ready to sign in"
             view[at: "/canSubmit"] = true
         }
-        tester.send("submit")
+        tester.send(LoginAction.submit)
         #expect(tester.session.pendingWorkCount == 1)
-        tester.send("username", "davidx") { $0[at: "/username"] = "davidx" }
+        tester.send(LoginAction.username, "davidx") { $0[at: "/username"] = "davidx" }
         #expect(tester.session.pendingWorkCount == 0)
         await tester.runPendingWork()  // nothing left to answer: no navigation, no change
         #expect(tester.session.navigation.stack == ["login"])
@@ -111,15 +111,15 @@ import Testing
         var services = demoServices()
         services.register(auth as any AuthService, as: (any AuthService).self)
         let tester = try PageTester(.login, services: services)
-        tester.send("username", "ann") { view in
+        tester.send(LoginAction.username, "ann") { view in
             view[at: "/username"] = "ann"
             view[at: "/message"] = "The password needs at least 6 characters"
         }
-        tester.send("password", "secret!") { view in
+        tester.send(LoginAction.password, "secret!") { view in
             view[at: "/message"] = "Ready to sign in"
             view[at: "/canSubmit"] = true
         }
-        tester.send("submit")
+        tester.send(LoginAction.submit)
         await tester.runPendingWork(navigation: .push("main"))
         #expect(auth.attempts == ["ann:secret!"])
         #expect(tester.session.pages.first { $0.unit == "main" }?.view["user"] == "ann")
@@ -129,24 +129,21 @@ import Testing
         let scheduler = Scheduler.virtual()
         let viewModel = try LoginViewModel(
             context: UnitContext(unit: "login", services: demoServices(), scheduler: scheduler))
-        let username = Relay<String>()
-        let password = Relay<String>()
-        let submit = Relay<Void>()
-        let output = viewModel.transform(
-            LoginInput(username: username.signal, password: password.signal, submit: submit.signal))
-        let messages = StreamRecorder(output.message)
-        let canSubmit = StreamRecorder(output.canSubmit)
+        let events = Relay<LoginEvent>()
+        let output = viewModel.transform(events.signal)
+        let messages = StreamRecorder(output.state.map(\.message))
+        let canSubmit = StreamRecorder(output.state.map(\.canSubmit))
         let routes = StreamRecorder(
-            output.route.map { "\($0.kind.rawValue) \($0.unit?.name ?? "-") \($0.value?.stringValue ?? "-")" })
+            output.routes.map { "\($0.kind.rawValue) \($0.unit?.name ?? "-") \($0.value?.stringValue ?? "-")" })
         messages.expect(["Enter your username"])
         canSubmit.expect([false])
-        username.accept("david")
+        events.accept(.username("david"))
         messages.expect(["The password needs at least 6 characters"])
         canSubmit.expect([false])
-        password.accept("blaine123")
+        events.accept(.password("blaine123"))
         messages.expect(["Ready to sign in"])
         canSubmit.expect([true])
-        submit.accept(())
+        events.accept(.submit)
         routes.expect([])
         await scheduler.runPendingWork()
         routes.expect(["push main david"])

@@ -40,12 +40,25 @@ public final class StateReducer<State, Event> {
     @usableFromInline var work: [Int: Subscription] = [:]
     @usableFromInline var nextWork = 0
 
+    /// Whether two states are the same, for an `Equatable` state: an event that changes nothing emits nothing.
+    @usableFromInline let isSame: ((State, State) -> Bool)?
+
     /// A reducer starting from `initial` (a fresh page's state, or the saved state it is restored from).
     /// - Parameter initial: the state before any event.
     @inlinable
     public init(_ initial: State) {
         current = initial
         states = DriverRelay(initial)
+        isSame = nil
+    }
+
+    /// A reducer starting from `initial`, whose events that leave the state as it was emit nothing.
+    /// - Parameter initial: the state before any event.
+    @inlinable
+    public init(_ initial: State) where State: Equatable {
+        current = initial
+        states = DriverRelay(initial)
+        isSame = { $0 == $1 }
     }
 
     /// Applies each event of `events` with `reduce` from now on, and returns the state for the View. The
@@ -69,8 +82,9 @@ public final class StateReducer<State, Event> {
         guard let step else { return }
         var next = current
         let effect = step(&next, event)
+        let unchanged = isSame?(current, next) ?? false
         current = next
-        states.accept(next)
+        if !unchanged { states.accept(next) }
         effect?()
     }
 
@@ -185,6 +199,18 @@ public struct Effect<Event: Codable & Sendable> {
         run(key) {
             do { return try await work() } catch { return failure(String(describing: error)) }
         }
+    }
+
+    /// Runs `work` (a Model call) like ``run(_:_:)``, and applies the event `then` makes of its result. The result,
+    /// not the event, is what the session's log keeps, so a page can change its events without changing its log.
+    /// - Parameters:
+    ///   - key: names the work, to cancel or replace it.
+    ///   - then: the event for its result.
+    ///   - work: the async Model call.
+    public static func run<Result: Codable & Sendable>(
+        _ key: String? = nil, then: @escaping (Result) -> Event, _ work: @escaping @Sendable () async -> Result
+    ) -> Effect {
+        Effect(steps: [.run(key: key, { $0.perform(work).map(then) })])
     }
 
     /// Cancels the running work named `key`, if any: its result is never applied.
