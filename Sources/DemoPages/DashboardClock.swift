@@ -5,49 +5,30 @@ import MVVMR
 // View (at /clock): {"time": "14:03:07", "ticks": 12}
 
 /// What the clock part shows.
-struct DashboardClockOutput {
-    /// The time of day, UTC, `HH:MM:SS`.
-    let time: Driver<String>
-    /// The ticks since the page opened.
-    let ticks: Driver<Int>
-}
+struct DashboardClockState: Codable, Equatable, Sendable { var time: String, ticks = 0 }
 
-/// Writes `/time` and `/ticks` of its mount path.
-struct DashboardClockView: View {
-    func bind(_ output: DashboardClockOutput, to page: Page) {
-        page.bind(output.time, at: "/time")
-        page.bind(output.ticks, at: "/ticks")
-    }
-}
+/// Shows its state; it has no actions.
+struct DashboardClockView: View { typealias Output = Driver<DashboardClockState> }
 
 /// Ticks with the page's shared timer; the time is the wall clock when the page opened plus the
 /// scheduler's time since then (virtual in tests).
 final class DashboardClockViewModel: ViewModel {
-    private let activity: DashboardActivity
-    private let scheduler: Scheduler
-    private let openedAt: Int
-    private let openedOnScheduler: Duration
+    private let ticks: Signal<Int>, scheduler: Scheduler, openedAt: Int, openedOnScheduler: Duration
 
     init(context: UnitContext) throws {
-        activity = try context.services.require(DashboardActivities.self).current(for: context.scheduler)
+        ticks = try context.shared(DashboardActivity.self).ticks
         // The session's wall clock (kept in its log, so a restored page shows the times it showed), unless a test
         // stops the clock with a `WallClock` service.
         openedAt = context.services[(any WallClock).self]?.secondsSince1970() ?? context.scheduler.secondsSince1970
-        scheduler = context.scheduler
-        openedOnScheduler = context.scheduler.now
+        (scheduler, openedOnScheduler) = (context.scheduler, context.scheduler.now)
     }
 
-    func transform(_ input: NoInput) -> DashboardClockOutput {
-        let scheduler = self.scheduler
-        let openedAt = self.openedAt
-        let openedOnScheduler = self.openedOnScheduler
-        let ticks = activity.ticks.map { $0 + 1 }
-        let time = ticks.map { _ in
-            Self.timeOfDay(openedAt + Int((scheduler.now - openedOnScheduler).components.seconds))
+    func transform(_ input: NoInput) -> Driver<DashboardClockState> {
+        ticks.map { [self] tick in
+            let elapsed = Int((scheduler.now - openedOnScheduler).components.seconds)
+            return DashboardClockState(time: Self.timeOfDay(openedAt + elapsed), ticks: tick + 1)
         }
-        return DashboardClockOutput(
-            time: time.asDriver(startingWith: Self.timeOfDay(openedAt)),
-            ticks: ticks.asDriver(startingWith: 0))
+        .asDriver(startingWith: DashboardClockState(time: Self.timeOfDay(openedAt)))
     }
 
     /// `HH:MM:SS` of an instant, UTC.

@@ -5,75 +5,46 @@ import MVVMR
 //
 // View (at /quote): {"text": "…", "author": "…", "index": 0}
 
-/// A quote and who said it.
-struct Quote: Hashable {
-    /// The words.
-    let text: String
-    /// Who said them.
-    let author: String
-}
+/// What the quote part shows: the quote, who said it, and its position in the list.
+struct DashboardQuoteState: Codable, Equatable, Sendable { var text: String, author: String, index: Int }
 
-/// The quote part's events.
-struct DashboardQuoteInput {
-    /// The user asks for another quote.
-    let shuffle: Signal<Void>
-}
+/// The quote part's action (`quote.shuffle` on the page).
+enum DashboardQuoteAction: String, PageAction { case shuffle }
 
-/// What the quote part shows.
-struct DashboardQuoteOutput {
-    /// The position of the quote in the list.
-    let index: Driver<Int>
-    /// The quote.
-    let quote: Driver<Quote>
-}
-
-/// Declares `shuffle` (`quote.shuffle` on the page); writes `/text`, `/author` and `/index`.
+/// Declares `shuffle`; shows its state.
 struct DashboardQuoteView: View {
-    func input(from actions: Actions<NamedAction>) -> DashboardQuoteInput {
-        DashboardQuoteInput(shuffle: actions.signal("shuffle"))
-    }
-
-    func bind(_ output: DashboardQuoteOutput, to page: Page) {
-        page.bind(output.quote.map(\.text), at: "/text")
-        page.bind(output.quote.map(\.author), at: "/author")
-        page.bind(output.index, at: "/index")
-    }
+    typealias Output = Driver<DashboardQuoteState>
+    func input(from actions: Actions<DashboardQuoteAction>) -> Signal<Void> { actions.signal(.shuffle) }
 }
 
 /// Picks a random other quote on each shuffle and reports the shuffle to the page's activity.
 final class DashboardQuoteViewModel: ViewModel {
-    /// The quotes shown, in order of `index`.
-    static let quotes: [Quote] = [
-        Quote(text: "Simplicity is prerequisite for reliability.", author: "Edsger W. Dijkstra"),
-        Quote(text: "Make it work, make it right, make it fast.", author: "Kent Beck"),
-        Quote(text: "Premature optimization is the root of all evil.", author: "Donald Knuth"),
-        Quote(text: "The best way to predict the future is to invent it.", author: "Alan Kay"),
-        Quote(text: "Programs must be written for people to read.", author: "Harold Abelson"),
-        Quote(text: "Talk is cheap. Show me the code.", author: "Linus Torvalds"),
-        Quote(text: "Deleted code is debugged code.", author: "Jeff Sickel"),
-        Quote(text: "Magic is just science that we don't understand yet.", author: "Arthur C. Clarke"),
+    /// The quotes shown, in order of `index`: the words, and who said them.
+    static let quotes: [(text: String, author: String)] = [
+        ("Simplicity is prerequisite for reliability.", "Edsger W. Dijkstra"),
+        ("Make it work, make it right, make it fast.", "Kent Beck"),
+        ("Premature optimization is the root of all evil.", "Donald Knuth"),
+        ("The best way to predict the future is to invent it.", "Alan Kay"),
+        ("Programs must be written for people to read.", "Harold Abelson"),
+        ("Talk is cheap. Show me the code.", "Linus Torvalds"),
+        ("Deleted code is debugged code.", "Jeff Sickel"),
+        ("Magic is just science that we don't understand yet.", "Arthur C. Clarke"),
     ]
-
-    private let activity: DashboardActivity
-    private let random: any RandomSource
+    private let shuffles: Relay<Void>, random: any RandomSource
 
     init(context: UnitContext) throws {
-        activity = try context.services.require(DashboardActivities.self).current(for: context.scheduler)
+        shuffles = try context.shared(DashboardActivity.self).shuffles
         // The page's seeded generator (the same draws on every replay), unless a test scripts the draws.
         random = context.services[(any RandomSource).self] ?? SeededRandomSource(context.random)
     }
 
-    func transform(_ input: DashboardQuoteInput) -> DashboardQuoteOutput {
-        let random = self.random
-        let shuffles = activity.shuffles
-        let index = input.shuffle
-            .scan(0) { current, _ in Self.otherIndex(than: current, count: Self.quotes.count, random: random) }
-            .map { index in
-                shuffles.accept(())
-                return index
-            }
-            .asDriver(startingWith: 0)
-        return DashboardQuoteOutput(index: index, quote: index.map { Self.quotes[$0] })
+    func transform(_ shuffle: Signal<Void>) -> Driver<DashboardQuoteState> {
+        shuffle.scan(0) { [self] current, _ in
+            shuffles.accept(())
+            return Self.otherIndex(than: current, count: Self.quotes.count, random: random)
+        }
+        .asDriver(startingWith: 0)
+        .map { DashboardQuoteState(text: Self.quotes[$0].text, author: Self.quotes[$0].author, index: $0) }
     }
 
     /// A random index in `0..<count` other than `current` (`current` itself when it is the only one).

@@ -6,73 +6,37 @@ import MVVMR
 // View (at /stats): {"ticks": 12, "shuffles": 2}
 
 /// The counts of the stats part.
-struct DashboardStatsCounts: Hashable {
-    /// Ticks of the clock.
-    var ticks = 0
-    /// Shuffles of the quote.
-    var shuffles = 0
-}
+struct DashboardStatsState: Codable, Equatable, Sendable { var ticks = 0, shuffles = 0 }
 
-/// What the stats part counts.
-enum DashboardStatsEvent {
-    /// The clock ticked.
-    case tick
-    /// The quote was shuffled.
-    case shuffle
-    /// The user zeroes the counts.
-    case reset
-}
+/// The stats part's action (`stats.reset` on the page).
+enum DashboardStatsAction: String, PageAction { case reset }
 
-/// The stats part's events.
-struct DashboardStatsInput {
-    /// The user zeroes the counts.
-    let reset: Signal<Void>
-}
+/// What the stats part counts: a tick, a shuffle, or the user's reset.
+enum DashboardStatsEvent { case tick, shuffle, reset }
 
-/// What the stats part shows.
-struct DashboardStatsOutput {
-    /// Ticks counted.
-    let ticks: Driver<Int>
-    /// Shuffles counted.
-    let shuffles: Driver<Int>
-}
-
-/// Declares `reset` (`stats.reset` on the page); writes `/ticks` and `/shuffles`.
+/// Declares `reset`; shows its state.
 struct DashboardStatsView: View {
-    func input(from actions: Actions<NamedAction>) -> DashboardStatsInput {
-        DashboardStatsInput(reset: actions.signal("reset"))
-    }
-
-    func bind(_ output: DashboardStatsOutput, to page: Page) {
-        page.bind(output.ticks, at: "/ticks")
-        page.bind(output.shuffles, at: "/shuffles")
-    }
+    typealias Output = StateOutput<DashboardStatsState>
+    func input(from actions: Actions<DashboardStatsAction>) -> Signal<Void> { actions.signal(.reset) }
 }
 
 /// Counts what the page's activity reports.
 final class DashboardStatsViewModel: ViewModel {
     private let activity: DashboardActivity
+    private let reducer = StateReducer<DashboardStatsState, DashboardStatsEvent>(DashboardStatsState())
 
-    init(context: UnitContext) throws {
-        activity = try context.services.require(DashboardActivities.self).current(for: context.scheduler)
-    }
+    init(context: UnitContext) throws { activity = try context.shared(DashboardActivity.self) }
 
-    func transform(_ input: DashboardStatsInput) -> DashboardStatsOutput {
+    func transform(_ reset: Signal<Void>) -> StateOutput<DashboardStatsState> {
         let events = Signal.merge(
-            activity.ticks.map { _ in DashboardStatsEvent.tick },
-            activity.shuffles.signal.map { DashboardStatsEvent.shuffle },
-            input.reset.map { DashboardStatsEvent.reset })
-        let counts = events.scan(DashboardStatsCounts()) { counts, event in
-            var next = counts
+            activity.ticks.map { _ in DashboardStatsEvent.tick }, activity.shuffles.signal.map { .shuffle }, reset.map { .reset })
+        return reducer.run(events) { state, event in
             switch event {
-            case .tick: next.ticks += 1
-            case .shuffle: next.shuffles += 1
-            case .reset: next = DashboardStatsCounts()
+            case .tick: state.ticks += 1
+            case .shuffle: state.shuffles += 1
+            case .reset: state = DashboardStatsState()
             }
-            return next
         }
-        .asDriver(startingWith: DashboardStatsCounts())
-        return DashboardStatsOutput(ticks: counts.map(\.ticks), shuffles: counts.map(\.shuffles))
     }
 }
 

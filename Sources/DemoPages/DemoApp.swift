@@ -48,7 +48,6 @@ public enum DemoApp {
             as: (any CounterPagesService).self)
         // No wall clock and no random source: the dashboard reads the session's (`context.scheduler.wallClock`,
         // `context.random`), which its log keeps, so a restored dashboard shows what it showed.
-        services.register(DashboardActivities())
         return services
     }
 }

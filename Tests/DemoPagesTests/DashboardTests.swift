@@ -63,19 +63,19 @@ import Testing
         // The script picks among the other quotes: 0 → the first other than 0 (1); then 3 → 4 (skips 1);
         // then 0 → 0.
         let tester = try PageTester(.dashboard, services: demoServices(random: ScriptedRandom([0, 3, 0])))
-        tester.send("quote.shuffle") { view in
+        tester.send(DashboardQuoteAction.shuffle, part: "quote") { view in
             view[at: "/quote"] = [
                 "text": "Make it work, make it right, make it fast.", "author": "Kent Beck", "index": 1,
             ]
             view[at: "/stats/shuffles"] = 1
         }
-        tester.send("quote.shuffle") { view in
+        tester.send(DashboardQuoteAction.shuffle, part: "quote") { view in
             view[at: "/quote"] = [
                 "text": "Programs must be written for people to read.", "author": "Harold Abelson", "index": 4,
             ]
             view[at: "/stats/shuffles"] = 2
         }
-        tester.send("quote.shuffle") { view in
+        tester.send(DashboardQuoteAction.shuffle, part: "quote") { view in
             view[at: "/quote"] = [
                 "text": "Simplicity is prerequisite for reliability.", "author": "Edsger W. Dijkstra", "index": 0,
             ]
@@ -105,14 +105,14 @@ import Testing
             view[at: "/clock/ticks"] = 2
             view[at: "/stats/ticks"] = 2
         }
-        tester.send("quote.shuffle") { view in
+        tester.send(DashboardQuoteAction.shuffle, part: "quote") { view in
             view[at: "/quote"] = [
                 "text": "The best way to predict the future is to invent it.", "author": "Alan Kay", "index": 3,
             ]
             view[at: "/stats/shuffles"] = 1
         }
         tester.send(
-            "stats.reset",
+            DashboardStatsAction.reset, part: "stats",
             patch: [
                 .replace(path: try pointer("/stats/ticks"), value: 0),
                 .replace(path: try pointer("/stats/shuffles"), value: 0),
@@ -124,13 +124,27 @@ import Testing
         }
     }
 
-    @Test func thePartsActivityLivesAsLongAsThePage() throws {
-        let services = demoServices()
-        let activities = try services.require(DashboardActivities.self)
-        let tester = try PageTester(.dashboard, services: services)
-        #expect(activities.liveCount == 1)
-        tester.finish()
-        #expect(activities.liveCount == 0)
+    @Test func thePartsShareTheActivityTheirPageOpenedAndItsTimerEndsWithThem() throws {
+        let scheduler = Scheduler.virtual()
+        let context = UnitContext(unit: "dashboard", services: demoServices(), scheduler: scheduler)
+        _ = DashboardViewModel(context: context)
+        let clock = try DashboardClockViewModel(context: context).transform(NoInput())
+        let stats = try DashboardStatsViewModel(context: context).transform(Relay<Void>().signal)
+        var clockTicks: [Int] = []
+        var statsTicks: [Int] = []
+        let first = clock.subscribe { clockTicks.append($0.ticks) }
+        let second = stats.state.subscribe { statsTicks.append($0.ticks) }
+        #expect(scheduler.scheduledTimerCount == 1)
+        scheduler.advance(by: .seconds(2))
+        #expect(clockTicks == [0, 1, 2])
+        #expect(statsTicks == [0, 1, 2])
+        first.dispose()
+        second.dispose()
+        #expect(scheduler.scheduledTimerCount == 0)
+        // A part without its page has nothing shared to read: its binding fails.
+        #expect(throws: PageError.self) {
+            try DashboardClockViewModel(context: UnitContext(unit: "dashboard", scheduler: scheduler))
+        }
     }
 
     @Test func theClockAndTheStatsShareOneTimer() {

@@ -91,13 +91,15 @@ public final class StateReducer<State, Event> {
     @inlinable
     func output(of events: Signal<Event>) -> StateOutput<State> {
         let states = self.states
-        let driver = Driver<State>(connect: { [weak self] target in
+        // Held strongly: the output keeps its reducer alive (a ViewModel tested alone may be gone), and nothing the
+        // reducer holds refers back to the output, so there is no cycle.
+        let driver = Driver<State>(connect: { [self] target in
             let statesSubscription = states.driver.subscribe { target.emit($0) }
-            let eventsSubscription = events.subscribe { [weak self] in self?.send($0) }
-            return Subscription { [weak self] in
+            let eventsSubscription = events.subscribe { [self] in send($0) }
+            return Subscription { [self] in
                 eventsSubscription.dispose()
                 statesSubscription.dispose()
-                self?.cancelAllWork()
+                cancelAllWork()
             }
         })
         return StateOutput(state: driver, routes: routes.signal)
