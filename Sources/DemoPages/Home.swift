@@ -1,4 +1,3 @@
-import JSONPatch
 import MVVMR
 
 // The demo's root page: a menu of the other pages; `open` with a unit name pushes it. A name that
@@ -6,85 +5,44 @@ import MVVMR
 //
 // View: {"title": "MVVMR demo", "items": [{"id": "greeting", "title": "Greeting", "summary": "…"}, …]}
 
-/// One entry of the home menu: the page it opens and how it is described.
-struct HomeMenuItem: JSONRepresentable {
-    /// The page the entry opens.
-    let unit: UnitCase
-    /// The entry's label.
-    let title: String
-    /// One sentence on what the page shows.
-    let summary: String
+/// One entry of the menu: the unit's name, its title and what it shows.
+struct HomeMenuItem: Codable, Equatable, Sendable { var id: String, title: String, summary: String }
 
-    /// `{"id": "greeting", "title": "Greeting", "summary": "…"}`: the id is the unit's name.
-    var jsonValue: JSONValue { ["id": .string(unit.name), "title": .string(title), "summary": .string(summary)] }
-}
+/// What the menu shows.
+struct HomeState: Codable, Equatable, Sendable { var title: String, items: [HomeMenuItem] }
 
-/// The home page's events.
-struct HomeInput {
-    /// The user picks a page by its unit name.
-    let open: Signal<String>
-}
+/// The menu's action: `open` (a unit's name).
+enum HomeAction: String, PageAction { case open }
 
-/// What the home page shows, and where it navigates.
-struct HomeOutput {
-    /// The page's title.
-    let title: Driver<String>
-    /// The menu.
-    let items: Driver<[HomeMenuItem]>
-    /// Pushes of the pages picked.
-    let route: Signal<Route>
-}
-
-/// Declares `open` and writes `/title` and `/items` (diffed by `id`).
+/// Declares `open`; the menu is bound whole.
 struct HomeView: View {
-    func input(from actions: Actions<NamedAction>) -> HomeInput {
-        HomeInput(open: actions.signal("open", of: String.self))
-    }
-
-    func bind(_ output: HomeOutput, to page: Page) {
-        page.bind(output.title, at: "/title")
-        page.bind(output.items, at: "/items")
-        page.route(output.route)
-    }
+    typealias Output = StateOutput<HomeState>
+    func input(from actions: Actions<HomeAction>) -> Signal<String> { actions.signal(.open, of: String.self) }
 }
 
-/// Lists the demo's pages and pushes the one picked.
+/// Lists the pages and pushes the one opened.
 final class HomeViewModel: ViewModel {
-    /// The menu, in the order of docs/DEMO.md.
-    static let menu: [HomeMenuItem] = [
-        HomeMenuItem(
-            unit: .greeting, title: "Greeting",
-            summary: "The seed article's page: a label, a button and a Person service."),
-        HomeMenuItem(unit: .demo, title: "Demo", summary: "One button whose title and colour change when tapped."),
-        HomeMenuItem(
-            unit: .login, title: "Login",
-            summary: "Validation, an async sign-in, then the router: push, present, back with a value, root."),
-        HomeMenuItem(
-            unit: .employees, title: "Employees",
-            summary: "A list loaded by an async service, pushed over SSE; failures and reload."),
-        HomeMenuItem(
-            unit: .counters, title: "Counters",
-            summary: "Rows diffed by identity: one increment is one patch; pages loaded on demand."),
-        HomeMenuItem(
-            unit: .dashboard, title: "Dashboard",
-            summary: "Three sub-views with their own ViewModels: a ticking clock, quotes and stats."),
-        HomeMenuItem(
-            unit: .board, title: "Board",
-            summary: "A shared board: a message posted in one session appears live in every session that has it open."),
+    /// The pages of the menu, in order, with their titles and summaries.
+    static let menu: [(unit: UnitCase, title: String, summary: String)] = [
+        (.greeting, "Greeting", "The seed article's page: a label, a button and a Person service."),
+        (.demo, "Demo", "One button whose title and colour change when tapped."),
+        (.login, "Login", "Validation, an async sign-in, then the router: push, present, back with a value, root."),
+        (.employees, "Employees", "A list loaded by an async service, pushed over SSE; failures and reload."),
+        (.counters, "Counters", "Rows diffed by identity: one increment is one patch; pages loaded on demand."),
+        (.dashboard, "Dashboard", "Three sub-views with their own ViewModels: a ticking clock, quotes and stats."),
+        (.board, "Board", "A shared board: a message posted in one session appears live in every session that has it open."),
     ]
 
     init(context: UnitContext) {}
 
-    func transform(_ input: HomeInput) -> HomeOutput {
-        let menu = Self.menu
-        let route = input.open
-            .compactMap { name in menu.first { $0.unit.name == name } }
-            .map { Route.push($0.unit) }
-        return HomeOutput(title: .just("MVVMR demo"), items: .just(menu), route: route)
+    func transform(_ open: Signal<String>) -> StateOutput<HomeState> {
+        let items = Self.menu.map { HomeMenuItem(id: $0.unit.name, title: $0.title, summary: $0.summary) }
+        let routes = open.compactMap { name in Self.menu.first { $0.unit.name == name } }.map { Route.push($0.unit) }
+        return StateOutput(state: .just(HomeState(title: "MVVMR demo", items: items)), routes: routes)
     }
 }
 
 extension UnitCase {
-    /// The root page, a menu of the others: `open` (string).
+    /// The menu: `open` (string: a unit's name).
     public static let home = UnitCase("home", view: HomeView.self, viewModel: HomeViewModel.self)
 }

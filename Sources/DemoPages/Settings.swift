@@ -6,72 +6,46 @@ import MVVMR
 //
 // View: {"theme": "light", "themes": ["light", "dark"]}
 
-/// The settings page's events.
-struct SettingsInput {
-    /// The user picks a theme.
-    let theme: Signal<Theme>
-    /// The user is done.
-    let done: Signal<Void>
-}
+/// What the settings page shows: the theme picked, and the themes to pick from.
+struct SettingsState: Codable, Equatable, Sendable { var theme: Theme, themes = Theme.allCases }
 
-/// What the settings page shows, and where it navigates.
-struct SettingsOutput {
-    /// The theme picked.
-    let theme: Driver<Theme>
-    /// The themes to pick from.
-    let themes: Driver<[Theme]>
-    /// Back to the page below, returning the theme.
-    let route: Signal<Route>
-}
+/// The settings page's actions: `theme` (a theme's name) and `done`.
+enum SettingsAction: String, PageAction { case theme, done }
 
-/// Declares `theme` (string) and `done`; writes `/theme` and `/themes`.
+/// What happens on the settings page.
+enum SettingsEvent: Codable, Sendable { case theme(Theme), done }
+
+/// Turns `theme` and `done` into events; the state is bound whole.
 struct SettingsView: View {
-    func input(from actions: Actions<NamedAction>) -> SettingsInput {
-        SettingsInput(theme: actions.signal("theme", of: Theme.self), done: actions.signal("done"))
-    }
-
-    func bind(_ output: SettingsOutput, to page: Page) {
-        page.bind(output.theme, at: "/theme")
-        page.bind(output.themes, at: "/themes")
-        page.route(output.route)
+    typealias Output = StateOutput<SettingsState>
+    func input(from actions: Actions<SettingsAction>) -> Signal<SettingsEvent> {
+        .merge(actions.signal(.theme, of: Theme.self).map(SettingsEvent.theme), actions.signal(.done).map { .done })
     }
 }
 
-/// Lets the user pick a theme and returns it to the page below. Restorable: its saved state is the theme picked.
-final class SettingsViewModel: RestorableViewModel {
-    private let initialTheme: Theme
-    /// The theme picked last.
-    private let picked: LatestState<Theme>
+/// Keeps the theme picked and returns it on `done`. Restorable: its saved state is its state.
+final class SettingsViewModel: ReducerViewModel {
+    let reducer: StateReducer<SettingsState, SettingsEvent>
+    private let scheduler: Scheduler
 
-    init(context: UnitContext) {
-        initialTheme = context.sentValue(as: Theme.self) ?? .light
-        picked = LatestState(initialTheme)
+    init(context: UnitContext, state: SettingsState?) {
+        reducer = StateReducer(state ?? SettingsState(theme: context.sentValue(as: Theme.self) ?? .light))
+        scheduler = context.scheduler
     }
 
-    init(context: UnitContext, restoring savedState: Theme) {
-        initialTheme = savedState
-        picked = LatestState(savedState)
-    }
-
-    /// The theme picked.
-    var savedState: Theme? { picked.value }
-
-    func transform(_ input: SettingsInput) -> SettingsOutput {
-        let picked = self.picked
-        let theme = input.theme.map { theme -> Theme in
-            picked.value = theme
-            return theme
-        }.asDriver(startingWith: initialTheme)
-        return SettingsOutput(
-            theme: theme,
-            themes: .just(Theme.allCases),
-            route: input.done.withLatestFrom(theme).map { Route.back(returning: $0) })
+    func transform(_ events: Signal<SettingsEvent>) -> StateOutput<SettingsState> {
+        reducer.run(events, on: scheduler) { state, event in
+            switch event {
+            case .theme(let theme): state.theme = theme
+            case .done: return .route(.back(returning: state.theme))
+            }
+            return .none
+        }
     }
 }
 
 extension UnitCase {
-    /// The settings page, presented by `main`: `theme` (string), `done`. Flow-only: it is presented by `main`,
-    /// with its theme, and returns to it.
+    /// The settings page, reached only from `main`: `theme` (string), `done`.
     public static let settings = UnitCase(
         "settings", view: SettingsView.self, viewModel: SettingsViewModel.self, entry: .flowOnly)
 }

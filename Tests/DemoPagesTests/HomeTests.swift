@@ -24,7 +24,7 @@ import Testing
 
     @Test func openPushesThePageAndLeavesTheMenuAsItIs() throws {
         let tester = try PageTester(.home, services: demoServices())
-        tester.send("open", "greeting", navigation: .push("greeting"))
+        tester.send(HomeAction.open, "greeting", navigation: .push("greeting"))
         #expect(tester.session.navigation == NavigationState(stack: ["home", "greeting"], presented: nil))
         let greeting = try #require(tester.session.pages.first { $0.unit == "greeting" })
         #expect(greeting.view["greeting"] == "Say hello to who?")
@@ -33,7 +33,7 @@ import Testing
     @Test func everyMenuItemOpensItsPage() async throws {
         for name in ["greeting", "demo", "login", "employees", "counters", "dashboard"] {
             let tester = try PageTester(.home, services: demoServices())
-            tester.send("open", .string(name), navigation: .push(name))
+            tester.send(HomeAction.open, .string(name), navigation: .push(name))
             #expect(tester.session.navigation.stack == ["home", name])
             // The employees page starts loading as it is bound.
             await tester.session.runPendingWork()
@@ -43,8 +43,8 @@ import Testing
 
     @Test func anUnknownNameChangesNothing() throws {
         let tester = try PageTester(.home, services: demoServices())
-        tester.send("open", "nowhere")
-        tester.send("open", "home")
+        tester.send(HomeAction.open, "nowhere")
+        tester.send(HomeAction.open, "home")
         #expect(tester.session.navigation.stack == ["home"])
         #expect(tester.rev == 0)
     }

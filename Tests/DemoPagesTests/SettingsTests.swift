@@ -21,9 +21,9 @@ import Testing
 
     @Test func picksAThemeAndIgnoresOtherNames() throws {
         let tester = try PageTester(.settings, services: demoServices())
-        tester.send("theme", "dark", patch: [.replace(path: try pointer("/theme"), value: "dark")])
-        tester.send("theme", "blue")  // not a theme: nothing changes
-        tester.send("theme", "light") { $0[at: "/theme"] = "light" }
+        tester.send(SettingsAction.theme, "dark", patch: [.replace(path: try pointer("/theme"), value: "dark")])
+        tester.send(SettingsAction.theme, "blue")  // not a theme: nothing changes
+        tester.send(SettingsAction.theme, "light") { $0[at: "/theme"] = "light" }
     }
 
     @Test func aValueThatIsNotAStringIsRefused() throws {
