@@ -5,44 +5,32 @@ import MVVMR
 //
 // View: {"button": {"title": "Tap", "color": "blue"}}
 
-/// The demo page's events.
-struct DemoInput {
-    /// The user taps the button.
-    let refresh: Signal<Void>
-}
+/// The demo's button: its title and colour.
+struct DemoButton: Codable, Equatable, Sendable { var title = "Tap", color = "blue" }
 
-/// What the demo page shows.
-struct DemoOutput {
-    /// The button's title.
-    let title: Driver<String>
-    /// The button's colour name.
-    let color: Driver<String>
-}
+/// What the demo page shows: the button.
+struct DemoState: Codable, Equatable, Sendable { var button = DemoButton() }
 
-/// Declares `refresh` and writes `/button/title` and `/button/color`.
+/// The demo page's action.
+enum DemoAction: String, PageAction { case refresh }
+
+/// Declares `refresh`; the state is bound whole.
 struct DemoView: View {
-    func input(from actions: Actions<NamedAction>) -> DemoInput {
-        DemoInput(refresh: actions.signal("refresh"))
-    }
-
-    func bind(_ output: DemoOutput, to page: Page) {
-        page.bind(output.title, at: "/button/title")
-        page.bind(output.color, at: "/button/color")
-    }
+    typealias Output = StateOutput<DemoState>
+    func input(from actions: Actions<DemoAction>) -> Signal<Void> { actions.signal(.refresh) }
 }
 
-/// Marks the data refreshed when the button is tapped.
+/// Turns the button orange with "Data refreshed" on `refresh`.
 final class DemoViewModel: ViewModel {
+    private let reducer = StateReducer<DemoState, Void>(DemoState())
     init(context: UnitContext) {}
 
-    func transform(_ input: DemoInput) -> DemoOutput {
-        DemoOutput(
-            title: input.refresh.map { "Data refreshed" }.asDriver(startingWith: "Tap"),
-            color: input.refresh.map { "orange" }.asDriver(startingWith: "blue"))
+    func transform(_ refresh: Signal<Void>) -> StateOutput<DemoState> {
+        reducer.run(refresh) { state, _ in state.button = DemoButton(title: "Data refreshed", color: "orange") }
     }
 }
 
 extension UnitCase {
-    /// The demo page: `refresh`.
+    /// The seed article's first page: `refresh`.
     public static let demo = UnitCase("demo", view: DemoView.self, viewModel: DemoViewModel.self)
 }

@@ -7,73 +7,51 @@ import MVVMR
 //
 // View: {"user": "david", "welcome": "Welcome, david", "theme": "light", "themeLabel": "Theme: light"}
 
-/// The main page's events.
-struct MainInput {
-    /// The user opens the settings.
-    let openSettings: Signal<Void>
-    /// The user signs out.
-    let logout: Signal<Void>
+/// What the main page shows.
+struct MainState: Codable, Equatable, Sendable {
+    var user: String, welcome: String, theme = Theme.light, themeLabel = "Theme: light"
 }
 
-/// What the main page shows, and where it navigates.
-struct MainOutput {
-    /// The signed-in user's name.
-    let user: Driver<String>
-    /// The welcome line.
-    let welcome: Driver<String>
-    /// The theme chosen last in the settings.
-    let theme: Driver<Theme>
-    /// The theme, as a label.
-    let themeLabel: Driver<String>
-    /// Presents `settings`, or makes `login` the root.
-    let route: Signal<Route>
-}
+/// The main page's actions.
+enum MainAction: String, PageAction { case openSettings, logout }
 
-/// Declares `openSettings` and `logout`; writes `/user`, `/welcome`, `/theme` and `/themeLabel`.
+/// What happens on the main page: the user's actions, and the theme settings returns.
+enum MainEvent: Codable, Sendable { case openSettings, logout, themeChosen(Theme) }
+
+/// Turns `openSettings` and `logout` into events; the state is bound whole.
 struct MainView: View {
-    func input(from actions: Actions<NamedAction>) -> MainInput {
-        MainInput(openSettings: actions.signal("openSettings"), logout: actions.signal("logout"))
-    }
-
-    func bind(_ output: MainOutput, to page: Page) {
-        page.bind(output.user, at: "/user")
-        page.bind(output.welcome, at: "/welcome")
-        page.bind(output.theme, at: "/theme")
-        page.bind(output.themeLabel, at: "/themeLabel")
-        page.route(output.route)
+    typealias Output = StateOutput<MainState>
+    func input(from actions: Actions<MainAction>) -> Signal<MainEvent> {
+        .merge(actions.signal(.openSettings).map { .openSettings }, actions.signal(.logout).map { .logout })
     }
 }
 
-/// Welcomes the user the router sent, and keeps the theme the settings page returns.
+/// Welcomes the user, presents the settings with the current theme, and shows the theme they return.
 final class MainViewModel: ViewModel {
-    /// The name shown when the page is opened without a user (not through `login`).
+    /// The user shown when `login` sent none.
     static let anonymous = "guest"
-
-    private let user: String
-    private let themeCallbacks: Signal<Theme>
+    private let reducer: StateReducer<MainState, MainEvent>
+    private let themeCallbacks: Signal<Theme>, scheduler: Scheduler
 
     init(context: UnitContext) {
-        user = context.sentValue(as: String.self) ?? Self.anonymous
-        themeCallbacks = context.callbacks(of: Theme.self)
+        let user = context.sentValue(as: String.self) ?? Self.anonymous
+        reducer = StateReducer(MainState(user: user, welcome: "Welcome, \(user)"))
+        (themeCallbacks, scheduler) = (context.callbacks(of: Theme.self), context.scheduler)
     }
 
-    func transform(_ input: MainInput) -> MainOutput {
-        let user = self.user
-        let theme = themeCallbacks.asDriver(startingWith: .light)
-        let route = Signal.merge(
-            input.openSettings.withLatestFrom(theme).map { Route.present(.settings, sending: $0) },
-            input.logout.map { Route.root(.login) })
-        return MainOutput(
-            user: .just(user),
-            welcome: .just("Welcome, \(user)"),
-            theme: theme,
-            themeLabel: theme.map { "Theme: \($0.rawValue)" },
-            route: route)
+    func transform(_ events: Signal<MainEvent>) -> StateOutput<MainState> {
+        reducer.run(.merge(events, themeCallbacks.map(MainEvent.themeChosen)), on: scheduler) { state, event in
+            switch event {
+            case .openSettings: return .route(.present(.settings, sending: state.theme))
+            case .logout: return .route(.root(.login))
+            case .themeChosen(let theme): (state.theme, state.themeLabel) = (theme, "Theme: \(theme.rawValue)")
+            }
+            return .none
+        }
     }
 }
 
 extension UnitCase {
-    /// The page after login: `openSettings`, `logout`. Flow-only: only signing in reaches it (with the user), so a
-    /// deep link to it cannot show a page that greets nobody.
+    /// The page after login, reached only from it: `openSettings`, `logout`.
     public static let main = UnitCase("main", view: MainView.self, viewModel: MainViewModel.self, entry: .flowOnly)
 }

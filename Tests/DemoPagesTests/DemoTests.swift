@@ -8,8 +8,8 @@ import Testing
     @Test func refreshRetitlesAndRecoloursTheButton() throws {
         let tester = try PageTester(.demo, services: demoServices())
         #expect(tester.view == ["button": ["title": "Tap", "color": "blue"]])
-        tester.send("refresh") { $0[at: "/button"] = ["title": "Data refreshed", "color": "orange"] }
-        tester.send("refresh")
+        tester.send(DemoAction.refresh) { $0[at: "/button"] = ["title": "Data refreshed", "color": "orange"] }
+        tester.send(DemoAction.refresh)
         #expect(tester.rev == 1)
     }
 

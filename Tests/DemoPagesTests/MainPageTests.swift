@@ -20,7 +20,7 @@ import Testing
 
     @Test func openSettingsPresentsSettingsWithTheCurrentTheme() throws {
         let tester = try PageTester(.main, services: demoServices(), sending: "david")
-        tester.send("openSettings", navigation: .present("settings"))
+        tester.send(MainAction.openSettings, navigation: .present("settings"))
         #expect(tester.session.navigation == NavigationState(stack: ["main", "settings"], presented: "settings"))
         let settings = try #require(tester.session.pages.first { $0.unit == "settings" })
         #expect(settings.view == ["theme": "light", "themes": ["light", "dark"]])
@@ -28,7 +28,7 @@ import Testing
 
     @Test func theThemeSettingsReturnsIsShown() throws {
         let tester = try PageTester(.main, services: demoServices(), sending: "david")
-        tester.send("openSettings", navigation: .present("settings"))
+        tester.send(MainAction.openSettings, navigation: .present("settings"))
         try tester.session.perform("theme", value: "dark", on: "settings")
         let back = try tester.session.perform("done", on: "settings")
         #expect(back.navigation?.kind == .back)
@@ -45,13 +45,13 @@ import Testing
         }
         #expect(tester.session.navigation == NavigationState(stack: ["main"], presented: nil, forward: ["settings"]))
         // Settings opens again from the theme chosen.
-        tester.send("openSettings", navigation: .present("settings"))
+        tester.send(MainAction.openSettings, navigation: .present("settings"))
         #expect(tester.session.pages.first { $0.unit == "settings" }?.view["theme"] == "dark")
     }
 
     @Test func logoutMakesLoginTheRoot() throws {
         let tester = try PageTester(.main, services: demoServices(), sending: "david")
-        tester.send("logout", navigation: .root("login"))
+        tester.send(MainAction.logout, navigation: .root("login"))
         #expect(tester.session.navigation == NavigationState(stack: ["login"], presented: nil))
         #expect(tester.session.pages.map(\.unit) == ["login"])
     }

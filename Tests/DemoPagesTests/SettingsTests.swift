@@ -35,7 +35,7 @@ import Testing
     @Test func doneGoesBackWithTheChosenThemeAsTheCallbackValue() throws {
         // Settings is presented by main, as in the app; its tester follows main's page below.
         let main = try PageTester(.main, services: demoServices(), sending: "david")
-        main.send("openSettings", navigation: .present("settings"))
+        main.send(MainAction.openSettings, navigation: .present("settings"))
         try main.session.perform("theme", value: "dark", on: "settings")
         try main.session.perform("theme", value: "light", on: "settings")
         try main.session.perform("theme", value: "dark", on: "settings")
@@ -53,7 +53,7 @@ import Testing
 
     @Test func doneWithoutAChangeReturnsTheSameTheme() throws {
         let main = try PageTester(.main, services: demoServices(), sending: "david")
-        main.send("openSettings", navigation: .present("settings"))
+        main.send(MainAction.openSettings, navigation: .present("settings"))
         try main.session.perform("done", on: "settings")
         main.advance(by: .zero, navigation: .back("main"))  // light again: main does not change
         #expect(main.rev == 0)
