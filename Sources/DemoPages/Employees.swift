@@ -8,115 +8,53 @@ import MVVMR
 //    → {"status": "loaded", "message": null, "employees": [{"id": 1, "employee_name": …}, …], "count": 24}
 //    → {"status": "failed", "message": "Could not load employees: …", …}
 
-/// Where the employees page stands, and the list it shows.
-struct EmployeesState: Hashable {
-    /// Whether a load is running, finished or failed.
-    enum Status: String, Hashable {
-        case loading, loaded, failed
-    }
-
-    /// The state before the first load answers.
-    static let initial = EmployeesState(status: .loading, message: loadingMessage, employees: [])
+/// What the employees page shows: how the loading stands, and the list.
+struct EmployeesState: Codable, Equatable, Sendable {
+    /// How a load stands.
+    enum Status: String, Codable, Sendable, CaseIterable, JSONSchemaDescribing { case loading, loaded, failed }
     /// The message while loading.
     static let loadingMessage = "Loading employees…"
-
-    /// Whether a load is running, finished or failed.
-    var status: Status
-    /// What to tell the user; nil once loaded.
-    var message: String?
-    /// The employees of the last successful load.
-    var employees: [Employee]
-
-    /// The state after `event`.
-    /// - Parameter event: a load starting or finishing.
-    func applying(_ event: EmployeesEvent) -> EmployeesState {
-        var next = self
-        switch event {
-        case .loading:
-            next.status = .loading
-            next.message = Self.loadingMessage
-        case .finished(.success(let employees)):
-            next.status = .loaded
-            next.message = nil
-            next.employees = employees
-        case .finished(.failure(let error)):
-            next.status = .failed
-            next.message = "Could not load employees: \(error)"
-        }
-        return next
-    }
+    var status = Status.loading, message: String? = Self.loadingMessage, employees: [Employee] = [], count = 0
 }
 
-/// What happens to the employees page's load.
-enum EmployeesEvent: Sendable {
-    /// A load starts.
-    case loading
-    /// A load answered.
-    case finished(Result<[Employee], any Error>)
-}
+/// The employees page's action.
+enum EmployeesAction: String, PageAction { case reload }
 
-/// The employees page's events.
-struct EmployeesInput {
-    /// The user asks to load the list again.
-    let reload: Signal<Void>
-}
+/// What happens on the employees page: a (re)load asked for, and its outcome.
+enum EmployeesEvent { case reload, finished(Result<[Employee], any Error>) }
 
-/// What the employees page shows.
-struct EmployeesOutput {
-    /// "loading", "loaded" or "failed".
-    let status: Driver<String>
-    /// The loading message, the failure's reason, or nil.
-    let message: Driver<String?>
-    /// The employees (diffed by `id`).
-    let employees: Driver<[Employee]>
-    /// How many employees are listed.
-    let count: Driver<Int>
-}
-
-/// Declares `reload`; writes `/status`, `/message`, `/employees` and `/count`.
+/// Declares `reload`; the state is bound whole.
 struct EmployeesView: View {
-    func input(from actions: Actions<NamedAction>) -> EmployeesInput {
-        EmployeesInput(reload: actions.signal("reload"))
-    }
-
-    func bind(_ output: EmployeesOutput, to page: Page) {
-        page.bind(output.status, at: "/status")
-        page.bind(output.message, at: "/message")
-        page.bind(output.employees, at: "/employees")
-        page.bind(output.count, at: "/count")
-    }
+    typealias Output = StateOutput<EmployeesState>
+    func input(from actions: Actions<EmployeesAction>) -> Signal<Void> { actions.signal(.reload) }
 }
 
-/// Loads the employees when the page is bound and on `reload`; a newer load cancels an older one.
+/// Loads the list when the page opens and on each `reload` (a reload while loading replaces that load).
 final class EmployeesViewModel: ViewModel {
-    private let service: any EmployeeService
-    private let scheduler: Scheduler
+    private let service: any EmployeeService, scheduler: Scheduler
+    private let reducer = StateReducer<EmployeesState, EmployeesEvent>(EmployeesState())
 
     init(context: UnitContext) throws {
-        service = try context.services.require((any EmployeeService).self)
-        scheduler = context.scheduler
+        (service, scheduler) = (try context.services.require((any EmployeeService).self), context.scheduler)
     }
 
-    func transform(_ input: EmployeesInput) -> EmployeesOutput {
-        let service = self.service
-        let scheduler = self.scheduler
-        let events = input.reload.startWith(())
-            .flatMapLatest { _ in
-                scheduler.performCatchingErrors { try await service.employees() }
-                    .map(EmployeesEvent.finished)
-                    .startWith(.loading)
+    func transform(_ reload: Signal<Void>) -> StateOutput<EmployeesState> {
+        reducer.run(reload.startWith(()).map { .reload }, on: scheduler) { [service] state, event in
+            switch event {
+            case .reload:
+                (state.status, state.message) = (.loading, EmployeesState.loadingMessage)
+                return .run("load", then: EmployeesEvent.finished) { try await service.employees() }
+            case .finished(.success(let employees)):
+                (state.status, state.message, state.employees, state.count) = (.loaded, nil, employees, employees.count)
+            case .finished(.failure(let error)):
+                (state.status, state.message) = (.failed, "Could not load employees: \(error)")
             }
-        let state = events.scan(EmployeesState.initial) { $0.applying($1) }
-            .asDriver(startingWith: .initial)
-        return EmployeesOutput(
-            status: state.map(\.status.rawValue),
-            message: state.map(\.message),
-            employees: state.map(\.employees),
-            count: state.map(\.employees.count))
+            return .none
+        }
     }
 }
 
 extension UnitCase {
-    /// The employees page, loaded by an async service: `reload`.
+    /// The employees page: `reload`.
     public static let employees = UnitCase("employees", view: EmployeesView.self, viewModel: EmployeesViewModel.self)
 }

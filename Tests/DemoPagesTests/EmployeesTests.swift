@@ -23,7 +23,7 @@ import Testing
         let events = await tester.runPendingWork { view in
             view[at: "/status"] = "loaded"
             view[at: "/message"] = JSONValue.null
-            view[at: "/employees"] = .array(expected.map(\.jsonValue))
+            view[at: "/employees"] = .array(expected.map(employeeJSON))
             view[at: "/count"] = 24
         }
         // The list arrives later as a patch of its own (the server pushes it over SSE).
@@ -50,14 +50,14 @@ import Testing
             view[at: "/status"] = "failed"
             view[at: "/message"] = "Could not load employees: the server is down"
         }
-        tester.send("reload") { view in
+        tester.send(EmployeesAction.reload) { view in
             view[at: "/status"] = "loading"
             view[at: "/message"] = "Loading employees…"
         }
         await tester.runPendingWork { view in
             view[at: "/status"] = "loaded"
             view[at: "/message"] = JSONValue.null
-            view[at: "/employees"] = .array(Self.few.map(\.jsonValue))
+            view[at: "/employees"] = .array(Self.few.map(employeeJSON))
             view[at: "/count"] = 2
         }
         #expect(service.callCount == 2)
@@ -69,10 +69,10 @@ import Testing
         await tester.runPendingWork { view in
             view[at: "/status"] = "loaded"
             view[at: "/message"] = JSONValue.null
-            view[at: "/employees"] = .array(Self.few.map(\.jsonValue))
+            view[at: "/employees"] = .array(Self.few.map(employeeJSON))
             view[at: "/count"] = 2
         }
-        tester.send("reload") { view in
+        tester.send(EmployeesAction.reload) { view in
             view[at: "/status"] = "loading"
             view[at: "/message"] = "Loading employees…"
         }
@@ -85,12 +85,12 @@ import Testing
     @Test func aNewerReloadCancelsTheOlderLoad() async throws {
         let service = ScriptedEmployeeService([.success(Self.few)])
         let tester = try PageTester(.employees, services: demoServices(employees: service))
-        tester.send("reload")  // already loading: the view stays the same, the first load is dropped
+        tester.send(EmployeesAction.reload)  // already loading: the view stays the same, the first load is dropped
         #expect(tester.session.pendingWorkCount == 1)
         await tester.runPendingWork { view in
             view[at: "/status"] = "loaded"
             view[at: "/message"] = JSONValue.null
-            view[at: "/employees"] = .array(Self.few.map(\.jsonValue))
+            view[at: "/employees"] = .array(Self.few.map(employeeJSON))
             view[at: "/count"] = 2
         }
         #expect(service.callCount == 1)
@@ -127,4 +127,12 @@ import Testing
             return true
         }
     }
+}
+
+/// An employee as the page shows it.
+func employeeJSON(_ employee: Employee) -> JSONValue {
+    [
+        "id": .int(employee.id), "employee_name": .string(employee.name), "employee_salary": .int(employee.salary),
+        "employee_age": .int(employee.age), "profile_image": .string(employee.profileImage),
+    ]
 }

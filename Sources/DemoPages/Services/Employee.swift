@@ -2,7 +2,7 @@ import JSONPatch
 import MVVMR
 
 /// One employee of the employees page, with the field names of the data file.
-public struct Employee: Sendable, Hashable, Codable, JSONRepresentable {
+public struct Employee: Sendable, Hashable, Codable {
     /// The employee's id, unique in the list.
     public let id: Int
     /// The full name (`employee_name`).
@@ -41,11 +41,8 @@ public struct Employee: Sendable, Hashable, Codable, JSONRepresentable {
         self.init(id: id, name: name, salary: salary, age: age, profileImage: json["profile_image"]?.stringValue ?? "")
     }
 
-    /// The employee as the page shows it, with the data file's field names.
-    public var jsonValue: JSONValue {
-        [
-            "id": .int(id), "employee_name": .string(name), "employee_salary": .int(salary),
-            "employee_age": .int(age), "profile_image": .string(profileImage),
-        ]
+    /// The view's names for the members, as the data file spells them.
+    enum CodingKeys: String, CodingKey {
+        case id, name = "employee_name", salary = "employee_salary", age = "employee_age", profileImage = "profile_image"
     }
 }

@@ -114,7 +114,7 @@ public final class StateReducer<State, Event> {
     }
 }
 
-extension StateReducer where Event: Codable & Sendable {
+extension StateReducer {
     /// Applies each event of `events` (and of the effects they start) with `reduce` from now on, and returns the
     /// state and the routes for the View. Its subscription, and every effect still running, ends with the page.
     /// - Parameters:
@@ -163,7 +163,7 @@ extension StateReducer where Event: Codable & Sendable {
 
 /// What a ``StateReducer`` does after an event: nothing, async work whose result is the next event, a
 /// cancellation, a navigation, or several of these.
-public struct Effect<Event: Codable & Sendable> {
+public struct Effect<Event> {
     @usableFromInline
     enum Step {
         case run(key: String?, (Scheduler) -> Signal<Event>)
@@ -178,6 +178,52 @@ public struct Effect<Event: Codable & Sendable> {
     /// Nothing more.
     public static var none: Effect { Effect(steps: nil) }
 
+    /// Runs `work` (a Model call) like ``run(_:_:)``, and applies the event `then` makes of its result. The result,
+    /// not the event, is what the session's log keeps, so a page can change its events without changing its log.
+    /// - Parameters:
+    ///   - key: names the work, to cancel or replace it.
+    ///   - then: the event for its result.
+    ///   - work: the async Model call.
+    public static func run<Result: Codable & Sendable>(
+        _ key: String? = nil, then: @escaping (Result) -> Event, _ work: @escaping @Sendable () async -> Result
+    ) -> Effect {
+        Effect(steps: [.run(key: key, { $0.perform(work).map(then) })])
+    }
+
+    /// Runs `work`, a Model call that may throw, and applies the event `then` makes of its outcome. The outcome (the
+    /// result, or the error's description) is what the session's log keeps; a failure arrives as a `RecordedError`
+    /// carrying that description, live and after a restart alike.
+    /// - Parameters:
+    ///   - key: names the work, to cancel or replace it.
+    ///   - then: the event for its outcome.
+    ///   - work: the async Model call.
+    public static func run<Success: Codable & Sendable>(
+        _ key: String? = nil, then: @escaping (Result<Success, any Error>) -> Event,
+        _ work: @escaping @Sendable () async throws -> Success
+    ) -> Effect {
+        Effect(steps: [.run(key: key, { $0.performCatchingErrors(work).map(then) })])
+    }
+
+    /// Cancels the running work named `key`, if any: its result is never applied.
+    /// - Parameter key: the work's key.
+    public static func cancel(_ key: String) -> Effect {
+        Effect(steps: [.cancel(key)])
+    }
+
+    /// Navigates: the route goes to the session's router once the event has been applied.
+    /// - Parameter route: where to go.
+    public static func route(_ route: Route) -> Effect {
+        Effect(steps: [.route(route)])
+    }
+
+    /// All of `effects`, in order.
+    /// - Parameter effects: the effects to combine.
+    public static func merge(_ effects: Effect...) -> Effect {
+        Effect(steps: effects.flatMap { $0.steps ?? [] })
+    }
+}
+
+extension Effect where Event: Codable & Sendable {
     /// Runs `work` off the session (through its scheduler, so its result is logged) and applies its result as
     /// the next event. With a `key`, a running effect of the same key is cancelled first (its result is never
     /// applied): the latest request wins.
@@ -201,36 +247,6 @@ public struct Effect<Event: Codable & Sendable> {
         run(key) {
             do { return try await work() } catch { return failure(String(describing: error)) }
         }
-    }
-
-    /// Runs `work` (a Model call) like ``run(_:_:)``, and applies the event `then` makes of its result. The result,
-    /// not the event, is what the session's log keeps, so a page can change its events without changing its log.
-    /// - Parameters:
-    ///   - key: names the work, to cancel or replace it.
-    ///   - then: the event for its result.
-    ///   - work: the async Model call.
-    public static func run<Result: Codable & Sendable>(
-        _ key: String? = nil, then: @escaping (Result) -> Event, _ work: @escaping @Sendable () async -> Result
-    ) -> Effect {
-        Effect(steps: [.run(key: key, { $0.perform(work).map(then) })])
-    }
-
-    /// Cancels the running work named `key`, if any: its result is never applied.
-    /// - Parameter key: the work's key.
-    public static func cancel(_ key: String) -> Effect {
-        Effect(steps: [.cancel(key)])
-    }
-
-    /// Navigates: the route goes to the session's router once the event has been applied.
-    /// - Parameter route: where to go.
-    public static func route(_ route: Route) -> Effect {
-        Effect(steps: [.route(route)])
-    }
-
-    /// All of `effects`, in order.
-    /// - Parameter effects: the effects to combine.
-    public static func merge(_ effects: Effect...) -> Effect {
-        Effect(steps: effects.flatMap { $0.steps ?? [] })
     }
 }
 
