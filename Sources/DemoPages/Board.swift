@@ -1,4 +1,3 @@
-import JSONPatch
 import MVVMR
 
 // A shared board: a message posted in one session appears live in every other session that has the board open,
@@ -9,17 +8,17 @@ import MVVMR
 // View: {"author": "guest-3fa2", "draft": "", "messages": [{"id": 1, "author": "guest-3fa2", "text": "Hello"}],
 //        "count": 1}
 
-/// One post on the board, as it travels on the `board` topic.
+/// A message posted on the board: who wrote it, and the text.
 public struct BoardPost: Codable, Sendable, Hashable {
-    /// Who posted it (a board's `author`).
+    /// The author's name (`guest-` and four hex digits).
     public let author: String
-    /// What was posted.
+    /// The text, trimmed, at most ``BoardState/maxLength`` characters.
     public let text: String
 
     /// A post.
     /// - Parameters:
-    ///   - author: who posts it.
-    ///   - text: what is posted.
+    ///   - author: who wrote it.
+    ///   - text: what they wrote.
     public init(author: String, text: String) {
         self.author = author
         self.text = text
@@ -27,196 +26,87 @@ public struct BoardPost: Codable, Sendable, Hashable {
 }
 
 extension Topic where Value == BoardPost {
-    /// The board's posts, shared by every session on every node.
+    /// The board's posts, shared by every session (and node).
     public static var board: Topic<BoardPost> { Topic("board") }
 }
 
-/// One message as a board shows it: numbered by the board in the order it arrived.
-struct BoardMessage: JSONRepresentable, Equatable, Codable, Sendable {
-    /// Its number on this board (1 for the first that arrived): the list's identity.
-    let id: Int
-    /// Who posted it.
-    let author: String
-    /// What was posted.
-    let text: String
+/// One message shown: its number on this board (1, 2, … in arrival order), its author and its text.
+struct BoardMessage: Codable, Equatable, Sendable { var id: Int, author: String, text: String }
 
-    var jsonValue: JSONValue { ["id": .int(id), "author": .string(author), "text": .string(text)] }
-}
-
-/// The board's messages so far: the latest ``limit``, and how many arrived.
-struct BoardMessages: Equatable, Codable, Sendable {
-    /// The most messages a board shows.
-    static let limit = 50
-
-    private(set) var messages: [BoardMessage] = []
-    private(set) var received = 0
-
-    /// The messages with `post` added last (the oldest dropped past ``limit``).
-    func adding(_ post: BoardPost) -> BoardMessages {
-        var next = self
-        next.received += 1
-        next.messages.append(
-            BoardMessage(id: next.received, author: post.author, text: String(post.text.prefix(BoardPage.maxLength))))
-        if next.messages.count > Self.limit { next.messages.removeFirst(next.messages.count - Self.limit) }
-        return next
-    }
-}
-
-/// The draft being typed, and the post the last `post` made (nil when it made none).
-struct BoardDraft {
-    var text = ""
-    var posted: BoardPost?
-}
-
-/// What reaches the draft: an edit, or a post.
-enum BoardDraftEvent {
-    case edit(String)
-    case post
-}
-
-/// What a board is, written down for a session snapshot (the board is a ``RestorableViewModel``: a board open for
-/// long receives many messages, and its session's log is compacted instead of growing with each one).
-struct BoardState: Codable, Sendable, Equatable {
-    /// The name the board posts as.
-    let author: String
-    /// The draft being typed.
-    let draft: String
-    /// The messages received.
-    let messages: BoardMessages
-}
-
-/// The board's limits and helpers.
-enum BoardPage {
-    /// The most characters a draft (and a message shown) may have.
+/// What the board shows: this session's author, the draft, and the last messages. It is also its saved state.
+struct BoardState: Codable, Equatable, Sendable {
+    /// The longest draft and message, in characters.
     static let maxLength = 500
-
-    /// `text` without leading and trailing white space.
-    static func trimmed(_ text: String) -> String {
-        let start = text.drop(while: \.isWhitespace)
-        var end = start.endIndex
-        while end > start.startIndex, start[start.index(before: end)].isWhitespace { end = start.index(before: end) }
-        return String(start[start.startIndex..<end])
-    }
+    /// The most messages shown.
+    static let limit = 50
+    var author: String, draft = "", messages: [BoardMessage] = [], count = 0
 }
 
-/// The board's events.
-struct BoardInput {
-    /// The draft field's new text (at most ``BoardPage/maxLength`` characters).
-    let draft: Signal<String>
-    /// The user posts the draft.
-    let post: Signal<Void>
-}
+/// The board's actions: `draft` (the text so far) and `post`.
+enum BoardAction: String, PageAction { case draft, post }
 
-/// What the board shows, and what it publishes.
-struct BoardOutput {
-    /// The name this board posts as.
-    let author: Driver<String>
-    /// The draft being typed (cleared by a post).
-    let draft: Driver<String>
-    /// The latest messages, newest last.
-    let messages: Driver<[BoardMessage]>
-    /// How many messages are shown.
-    let count: Driver<Int>
-    /// The posts to publish on the board topic.
-    let post: Signal<BoardPost>
-}
+/// What happens on the board: an edit, a post, or a message that arrived.
+enum BoardEvent { case draft(String), post, received(BoardPost) }
 
-/// Declares `draft` (a string of at most 500 characters) and `post`; writes `/author`, `/draft`, `/messages`
-/// (diffed by `id`) and `/count`; publishes the posts on the `board` topic.
+/// Turns `draft` and `post` into events; the state is bound whole.
 struct BoardView: View {
-    func input(from actions: Actions<NamedAction>) -> BoardInput {
-        BoardInput(
-            draft: actions.signal("draft", of: String.self, maxLength: BoardPage.maxLength),
-            post: actions.signal("post"))
-    }
-
-    func bind(_ output: BoardOutput, to page: Page) {
-        page.bind(output.author, at: "/author")
-        page.bind(output.draft, at: "/draft")
-        page.bind(output.messages, at: "/messages")
-        page.bind(output.count, at: "/count")
-        page.publish(output.post, on: .board)
+    typealias Output = StateOutput<BoardState>
+    func input(from actions: Actions<BoardAction>) -> Signal<BoardEvent> {
+        .merge(
+            actions.signal(.draft, of: String.self, maxLength: BoardState.maxLength).map(BoardEvent.draft),
+            actions.signal(.post).map { .post })
     }
 }
 
-/// Keeps the draft, posts it on the `board` topic, and lists what the topic brings (its own posts too).
-final class BoardViewModel: RestorableViewModel {
-    private let initial: BoardState
-    private let posts: Signal<BoardPost>
-    /// The latest draft and messages, as the scans left them.
-    private let latestDraft: LatestState<String>
-    private let latestMessages: LatestState<BoardMessages>
+/// Posts the draft on the `board` topic and shows what the topic brings. Restorable: its saved state is its state.
+final class BoardViewModel: ReducerViewModel {
+    let reducer: StateReducer<BoardState, BoardEvent>
+    private let posts: Signal<BoardPost>, scheduler: Scheduler
 
-    init(context: UnitContext) {
-        // From the page's seeded random source: the same name on every replay of the session.
-        let bits = context.random.next()
-        let digits = String(bits & 0xffff, radix: 16)
-        let author = "guest-" + String(repeating: "0", count: 4 - digits.count) + digits
-        initial = BoardState(author: author, draft: "", messages: BoardMessages())
-        posts = context.messages(on: .board)
-        latestDraft = LatestState("")
-        latestMessages = LatestState(BoardMessages())
+    init(context: UnitContext, state: BoardState?) {
+        if let state {
+            reducer = StateReducer(state)
+        } else {
+            // From the page's seeded random source: the same name on every replay of the session.
+            let digits = String(context.random.next() & 0xffff, radix: 16)
+            reducer = StateReducer(BoardState(author: "guest-" + String(repeating: "0", count: 4 - digits.count) + digits))
+        }
+        (posts, scheduler) = (context.messages(on: .board), context.scheduler)
     }
 
-    init(context: UnitContext, restoring savedState: BoardState) {
-        initial = savedState
-        posts = context.messages(on: .board)
-        latestDraft = LatestState(savedState.draft)
-        latestMessages = LatestState(savedState.messages)
-    }
-
-    /// Always at a quiet point: a board waits for nothing.
-    var savedState: BoardState? {
-        BoardState(author: initial.author, draft: latestDraft.value, messages: latestMessages.value)
-    }
-
-    func transform(_ input: BoardInput) -> BoardOutput {
-        let author = initial.author
-        let latestDraft = self.latestDraft
-        let latestMessages = self.latestMessages
-        let draft = Signal.merge(input.draft.map { BoardDraftEvent.edit($0) }, input.post.map { BoardDraftEvent.post })
-            .scan(BoardDraft(text: initial.draft)) { state, event in
-                switch event {
-                case .edit(let text):
-                    return BoardDraft(text: text, posted: nil)
-                case .post:
-                    let text = BoardPage.trimmed(state.text)
-                    // An empty (or blank) draft posts nothing and stays as it is.
-                    if text.isEmpty { return BoardDraft(text: state.text, posted: nil) }
-                    return BoardDraft(text: "", posted: BoardPost(author: author, text: text))
-                }
+    func transform(_ events: Signal<BoardEvent>) -> StateOutput<BoardState> {
+        reducer.run(.merge(events, posts.map(BoardEvent.received)), on: scheduler) { state, event in
+            switch event {
+            case .draft(let text):
+                state.draft = text
+            case .post:
+                // An empty (or blank) draft posts nothing and stays as it is.
+                let text = state.draft.trimmed()
+                guard !text.isEmpty else { return .none }
+                state.draft = ""
+                return .publish(BoardPost(author: state.author, text: text), on: .board)
+            case .received(let post):
+                let text = String(post.text.prefix(BoardState.maxLength))
+                state.messages.append(BoardMessage(id: (state.messages.last?.id ?? 0) + 1, author: post.author, text: text))
+                state.messages.removeFirst(max(0, state.messages.count - BoardState.limit))
+                state.count = state.messages.count
             }
-        let messages = posts.scan(initial.messages) { messages, post in
-            let next = messages.adding(post)
-            latestMessages.value = next
-            return next
+            return .none
         }
-        .map(\.messages)
-        .asDriver(startingWith: initial.messages.messages)
-        let text = draft.map { state in
-            latestDraft.value = state.text
-            return state.text
-        }
-        return BoardOutput(
-            author: .just(author),
-            draft: text.asDriver(startingWith: initial.draft).distinctUntilChanged(),
-            messages: messages,
-            count: messages.map(\.count),
-            post: draft.compactMap(\.posted))
     }
 }
 
 extension UnitCase {
-    /// The shared board: `draft` (string, at most 500 characters), `post` (none).
+    /// The shared board: `draft` (string, at most 500 characters), `post`.
     public static let board = UnitCase("board", view: BoardView.self, viewModel: BoardViewModel.self)
 }
 
-/// The latest state of a page's `scan` (only touched inside the session's serial context).
-final class LatestState<State> {
-    /// The state after the latest event.
-    var value: State
-
-    init(_ value: State) {
-        self.value = value
+extension String {
+    /// The string without the whitespace at either end. (Until MVVMR's own text helpers land.)
+    func trimmed() -> String {
+        let start = drop(while: \.isWhitespace)
+        var end = start.endIndex
+        while end > start.startIndex, start[start.index(before: end)].isWhitespace { end = start.index(before: end) }
+        return String(start[start.startIndex..<end])
     }
 }

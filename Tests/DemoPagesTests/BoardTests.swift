@@ -22,8 +22,8 @@ import Testing
     @Test func postPublishesTheDraftClearsItAndTheMessageComesBackThroughTheTopic() throws {
         let tester = try PageTester(.board, services: demoServices())
         let author = try #require(tester.view["author"]?.stringValue)
-        tester.send("draft", "  Hello board  ") { $0[at: "/draft"] = "  Hello board  " }
-        tester.send("post") { $0[at: "/draft"] = "" }
+        tester.send(BoardAction.draft, "  Hello board  ") { $0[at: "/draft"] = "  Hello board  " }
+        tester.send(BoardAction.post) { $0[at: "/draft"] = "" }
         let posts = tester.published(on: .board)
         #expect(posts == [BoardPost(author: author, text: "Hello board")])
         // Nothing shows until the topic brings it back (as it brings every subscriber's).
@@ -41,16 +41,16 @@ import Testing
 
     @Test func anEmptyOrBlankDraftPostsNothing() throws {
         let tester = try PageTester(.board, services: demoServices())
-        tester.send("post")
-        tester.send("draft", " \n\t ") { $0[at: "/draft"] = " \n\t " }
-        tester.send("post")
+        tester.send(BoardAction.post)
+        tester.send(BoardAction.draft, " \n\t ") { $0[at: "/draft"] = " \n\t " }
+        tester.send(BoardAction.post)
         #expect(tester.published(on: .board).isEmpty)
     }
 
     @Test func aTooLongDraftOrAPostWithAValueIsRefusedAndChangesNothing() throws {
         let tester = try PageTester(.board, services: demoServices())
-        let longest = String(repeating: "é", count: BoardPage.maxLength)
-        tester.send("draft", .string(longest)) { $0[at: "/draft"] = .string(longest) }
+        let longest = String(repeating: "é", count: BoardState.maxLength)
+        tester.send(BoardAction.draft, .string(longest)) { $0[at: "/draft"] = .string(longest) }
         for (action, value) in [("draft", JSONValue.string(longest + "x")), ("post", "now"), ("draft", 5)] {
             #expect(throws: PageError.self) {
                 try tester.session.perform(action, value: value, on: "board", clientRevision: tester.rev)

@@ -22,21 +22,21 @@ import Testing
 
     @Test func anIncrementIsOnePatchOperationOnThatRow() throws {
         let tester = try PageTester(.counters, services: demoServices())
-        tester.send("increment", 3, patch: [.replace(path: try pointer("/rows/2/count"), value: 1)])
-        tester.send("increment", 3, patch: [.replace(path: try pointer("/rows/2/count"), value: 2)])
-        tester.send("increment", 10) { $0[at: "/rows/9/count"] = 1 }
+        tester.send(CountersAction.increment, 3, patch: [.replace(path: try pointer("/rows/2/count"), value: 1)])
+        tester.send(CountersAction.increment, 3, patch: [.replace(path: try pointer("/rows/2/count"), value: 2)])
+        tester.send(CountersAction.increment, 10) { $0[at: "/rows/9/count"] = 1 }
     }
 
     @Test func anUnknownIdChangesNothing() throws {
         let tester = try PageTester(.counters, services: demoServices())
-        tester.send("increment", 11)
-        tester.send("increment", -1)
+        tester.send(CountersAction.increment, 11)
+        tester.send(CountersAction.increment, -1)
         #expect(tester.rev == 0)
     }
 
     @Test func loadMoreAppendsTheNextPage() async throws {
         let tester = try PageTester(.counters, services: demoServices())
-        tester.send("loadMore") { view in
+        tester.send(CountersAction.loadMore) { view in
             view[at: "/loading"] = true
             view[at: "/status"] = "Loading page 2…"
         }
@@ -47,12 +47,12 @@ import Testing
             view[at: "/status"] = "Loaded page 2"
         }
         // Rows of the new page count like the others.
-        tester.send("increment", 15, patch: [.replace(path: try pointer("/rows/14/count"), value: 1)])
+        tester.send(CountersAction.increment, 15, patch: [.replace(path: try pointer("/rows/14/count"), value: 1)])
     }
 
     @Test func theAppendedPageIsAddedRowByRow() async throws {
         let tester = try PageTester(.counters, services: demoServices())
-        tester.send("loadMore") { view in
+        tester.send(CountersAction.loadMore) { view in
             view[at: "/loading"] = true
             view[at: "/status"] = "Loading page 2…"
         }
@@ -75,11 +75,11 @@ import Testing
     @Test func loadMoreWhileLoadingRequestsNothingMore() async throws {
         let pages = FlakyCounterPages(failingOnce: [])
         let tester = try PageTester(.counters, services: demoServices(counterPages: pages))
-        tester.send("loadMore") { view in
+        tester.send(CountersAction.loadMore) { view in
             view[at: "/loading"] = true
             view[at: "/status"] = "Loading page 2…"
         }
-        tester.send("loadMore")
+        tester.send(CountersAction.loadMore)
         #expect(tester.session.pendingWorkCount == 1)
         await tester.runPendingWork { view in
             view[at: "/rows"] = counterRows(1...20)
@@ -93,7 +93,7 @@ import Testing
     @Test func aFailedPageSaysSoAndLoadMoreRetriesIt() async throws {
         let pages = FlakyCounterPages(failingOnce: [3])
         let tester = try PageTester(.counters, services: demoServices(counterPages: pages))
-        tester.send("loadMore") { view in
+        tester.send(CountersAction.loadMore) { view in
             view[at: "/loading"] = true
             view[at: "/status"] = "Loading page 2…"
         }
@@ -103,7 +103,7 @@ import Testing
             view[at: "/loading"] = false
             view[at: "/status"] = "Loaded page 2"
         }
-        tester.send("loadMore") { view in
+        tester.send(CountersAction.loadMore) { view in
             view[at: "/loading"] = true
             view[at: "/status"] = "Loading page 3…"
         }
@@ -111,7 +111,7 @@ import Testing
             view[at: "/loading"] = false
             view[at: "/status"] = "Could not load page 3: the server is down"
         }
-        tester.send("loadMore") { view in
+        tester.send(CountersAction.loadMore) { view in
             view[at: "/loading"] = true
             view[at: "/status"] = "Loading page 3…"
         }
@@ -127,7 +127,7 @@ import Testing
     @Test func afterTheFifthPageThereIsNoMore() async throws {
         let tester = try PageTester(.counters, services: demoServices())
         for number in 2...5 {
-            tester.send("loadMore") { view in
+            tester.send(CountersAction.loadMore) { view in
                 view[at: "/loading"] = true
                 view[at: "/status"] = .string("Loading page \(number)…")
             }
@@ -139,18 +139,18 @@ import Testing
                 if number == 5 { view[at: "/hasMore"] = false }
             }
         }
-        tester.send("loadMore")
+        tester.send(CountersAction.loadMore)
         #expect(tester.session.pendingWorkCount == 0)
     }
 
     @Test func incrementsKeepTheirCountsWhenAPageArrives() async throws {
         let tester = try PageTester(.counters, services: demoServices())
-        tester.send("increment", 1) { $0[at: "/rows/0/count"] = 1 }
-        tester.send("loadMore") { view in
+        tester.send(CountersAction.increment, 1) { $0[at: "/rows/0/count"] = 1 }
+        tester.send(CountersAction.loadMore) { view in
             view[at: "/loading"] = true
             view[at: "/status"] = "Loading page 2…"
         }
-        tester.send("increment", 2) { $0[at: "/rows/1/count"] = 1 }
+        tester.send(CountersAction.increment, 2) { $0[at: "/rows/1/count"] = 1 }
         await tester.runPendingWork { view in
             var rows = counterRows(1...20).arrayValue ?? []
             rows[0] = ["id": 1, "title": "Row 1", "count": 1]

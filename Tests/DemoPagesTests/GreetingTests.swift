@@ -9,9 +9,9 @@ import Testing
         let tester = try PageTester(.greeting, services: demoServices())
         #expect(
             tester.view == ["person": ["firstName": "David", "lastName": "Blaine"], "greeting": "Say hello to who?"])
-        tester.send("showGreeting") { $0[at: "/greeting"] = "Hello David Blaine" }
+        tester.send(GreetingAction.showGreeting) { $0[at: "/greeting"] = "Hello David Blaine" }
         // Asking again changes nothing.
-        tester.send("showGreeting")
+        tester.send(GreetingAction.showGreeting)
         #expect(tester.rev == 1)
     }
 
@@ -20,7 +20,7 @@ import Testing
         services.register(Person(firstName: "Ada", lastName: "Lovelace"))
         let tester = try PageTester(.greeting, services: services)
         #expect(tester.view["person"] == ["firstName": "Ada", "lastName": "Lovelace"])
-        tester.send("showGreeting", patch: [.replace(path: try pointer("/greeting"), value: "Hello Ada Lovelace")])
+        tester.send(GreetingAction.showGreeting, patch: [.replace(path: try pointer("/greeting"), value: "Hello Ada Lovelace")])
     }
 
     @Test func withoutAPersonTheBindingFails() {

@@ -32,6 +32,7 @@ public final class StateReducer<State, Event> {
     @usableFromInline var current: State
     @usableFromInline let states: DriverRelay<State>
     @usableFromInline let routes = Relay<Route>()
+    @usableFromInline let publications = Relay<TopicMessage>()
     /// Applies an event, returning what to do once the new state is out (its effect); set by `run`.
     @usableFromInline var step: ((inout State, Event) -> (() -> Void)?)?
     /// Running effects started with a key, by key: a new one with the same key replaces it.
@@ -102,7 +103,7 @@ public final class StateReducer<State, Event> {
                 cancelAllWork()
             }
         })
-        return StateOutput(state: driver, routes: routes.signal)
+        return StateOutput(state: driver, routes: routes.signal, publications: publications.signal)
     }
 
     @usableFromInline
@@ -156,6 +157,11 @@ extension StateReducer {
                 keyedWork.removeValue(forKey: key)?.dispose()
             case .route(let route):
                 routes.accept(route)
+            case .publish(let topic, let value):
+                // A value that does not encode, or a name that is not a topic's, publishes nothing, as with
+                // `page.publish(_:on:)`.
+                guard let value, TopicName.isValid(topic) else { continue }
+                publications.accept(TopicMessage(topic: topic, value: value))
             }
         }
     }
@@ -169,6 +175,8 @@ public struct Effect<Event> {
         case run(key: String?, (Scheduler) -> Signal<Event>)
         case cancel(String)
         case route(Route)
+        /// A topic message: the topic's name, and the value as JSON (nil when it does not encode).
+        case publish(String, JSONValue?)
     }
 
     /// The steps; nil for ``none``, which then makes no array (in a reducer's every turn, that is a metadata lookup
@@ -208,6 +216,15 @@ public struct Effect<Event> {
     /// - Parameter key: the work's key.
     public static func cancel(_ key: String) -> Effect {
         Effect(steps: [.cancel(key)])
+    }
+
+    /// Publishes `value` on `topic` (to every session listening, this one's pages included), once the event has been
+    /// applied, as `page.publish(_:on:)` does.
+    /// - Parameters:
+    ///   - value: the message.
+    ///   - topic: where.
+    public static func publish<Value>(_ value: Value, on topic: Topic<Value>) -> Effect {
+        Effect(steps: [.publish(topic.name, try? JSONValueEncoder().encode(value))])
     }
 
     /// Navigates: the route goes to the session's router once the event has been applied.
@@ -257,14 +274,22 @@ public struct StateOutput<State> {
     public let state: Driver<State>
     /// The navigation the effects asked for.
     public let routes: Signal<Route>
+    /// The topic messages the effects asked for.
+    let publications: Signal<TopicMessage>
 
     /// A state with no navigation, or with `routes`.
     /// - Parameters:
     ///   - state: the state.
     ///   - routes: the navigation; none by default.
     public init(state: Driver<State>, routes: Signal<Route> = .never) {
+        self.init(state: state, routes: routes, publications: .never)
+    }
+
+    @usableFromInline
+    init(state: Driver<State>, routes: Signal<Route>, publications: Signal<TopicMessage>) {
         self.state = state
         self.routes = routes
+        self.publications = publications
     }
 }
 
@@ -273,6 +298,7 @@ extension StateOutput: PageOutput where State: Encodable & Equatable {
     public func bind(to page: Page) {
         page.bind(state)
         page.route(routes)
+        page.publish(publications)
     }
 }
 

@@ -28,4 +28,10 @@ extension Page {
             topics.queuePublication(TopicMessage(topic: name, value: json))
         }.disposed(by: subscriptions)
     }
+
+    /// Queues each message of `messages` for publication (a reducer's `Effect.publish`).
+    func publish(_ messages: Signal<TopicMessage>) {
+        let topics = turn.topics
+        messages.subscribe { topics.queuePublication($0) }.disposed(by: subscriptions)
+    }
 }
