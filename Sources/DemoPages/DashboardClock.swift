@@ -34,9 +34,8 @@ final class DashboardClockViewModel: ViewModel {
     /// `HH:MM:SS` of an instant, UTC.
     /// - Parameter secondsSince1970: whole seconds since 1970-01-01 00:00:00 UTC.
     static func timeOfDay(_ secondsSince1970: Int) -> String {
-        let secondsOfDay = ((secondsSince1970 % 86_400) + 86_400) % 86_400
-        func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(twoDigits(secondsOfDay / 3_600)):\(twoDigits(secondsOfDay / 60 % 60)):\(twoDigits(secondsOfDay % 60))"
+        let seconds = ((secondsSince1970 % 86_400) + 86_400) % 86_400
+        return [seconds / 3_600, seconds / 60 % 60, seconds % 60].map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: ":")
     }
 }
 

@@ -2,7 +2,7 @@ import JSONPatch
 import MVVMR
 
 /// The app's colour theme, chosen on the settings page and shown on the main page.
-public enum Theme: String, Sendable, Hashable, CaseIterable, Codable, ActionValue, JSONRepresentable {
+public enum Theme: String, Sendable, Hashable, CaseIterable, Codable, ActionValue, JSONSchemaDescribing {
     /// Dark text on a light background.
     case light
     /// Light text on a dark background.
@@ -18,6 +18,4 @@ public enum Theme: String, Sendable, Hashable, CaseIterable, Codable, ActionValu
         self = theme
     }
 
-    /// The theme's name as a JSON string.
-    public var jsonValue: JSONValue { .string(rawValue) }
 }
