@@ -313,7 +313,10 @@ def test_openapi_document_is_valid_and_lists_each_units_actions(shared_server):
     validate(document)
     assert document["openapi"].startswith("3.1")
     login = document["paths"]["/api/pages/login/actions"]["post"]
-    variants = login["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
+    # Each unit's operation takes its `<Unit>Actions` component: one variant per action.
+    body = login["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/LoginActions"}
+    variants = document["components"]["schemas"]["LoginActions"]["oneOf"]
     assert {variant["properties"]["action"]["const"] for variant in variants} == {"username", "password", "submit"}
     for path in ["/api/units", "/api/sessions", "/api/session", "/api/pages/{unit}", "/api/pages/{unit}/actions",
                  "/api/navigation", "/api/events", "/healthz", "/readyz", "/metrics"]:

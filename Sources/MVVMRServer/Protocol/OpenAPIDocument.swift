@@ -13,6 +13,14 @@ enum OpenAPIDocument {
     static func make(registry: UnitRegistry, maxIdempotencyKeyBytes: Int = 255) -> JSONValue {
         var paths = JSONObject()
         let unitNames: JSONValue = .array(registry.units.map { .string($0.name) })
+        // Each unit's view and action requests, as `<Unit>View` and `<Unit>Actions`, beside the protocol's own.
+        var components = schemas(unitNames: unitNames)
+        let stems = componentStems(of: registry.units, taken: Set(components.keys))
+        for unit in registry.units {
+            let stem = stems[unit.name] ?? unit.name
+            components[stem + "View"] = viewComponent(of: unit)
+            components[stem + "Actions"] = actionsComponent(of: unit)
+        }
         let sessionHeader: JSONValue = [
             "name": "X-Session-ID", "in": "header", "required": false,
             "description": "The session id (the `mvvmr_session` cookie works too; the header wins).",
@@ -113,6 +121,7 @@ enum OpenAPIDocument {
                 responses: merged(["200": jsonResponse("What the action changed.", "ActionResponse")], actionErrors))
         ]
         for unit in registry.units where !unit.actions.isEmpty {
+            let actionsComponent = "#/components/schemas/\(stems[unit.name] ?? unit.name)Actions"
             paths["/api/pages/\(unit.name)/actions"] = [
                 "post": operation(
                     "Deliver one action to the `\(unit.name)` page.",
@@ -120,7 +129,7 @@ enum OpenAPIDocument {
                     parameters: [sessionHeader, idempotencyKeyHeader],
                     body: [
                         "required": true,
-                        "content": ["application/json": ["schema": ["oneOf": .array(unit.actions.map(actionSchema))]]],
+                        "content": ["application/json": ["schema": ["$ref": .string(actionsComponent)]]],
                     ],
                     responses: merged(["200": jsonResponse("What the action changed.", "ActionResponse")], actionErrors)
                 )
@@ -212,7 +221,7 @@ enum OpenAPIDocument {
                     "Pages as JSON view-models; actions answered with RFC 6902 JSON Patches; Server-Sent Events.",
             ],
             "paths": .object(paths),
-            "components": ["schemas": schemas(unitNames: unitNames)],
+            "components": ["schemas": .object(components)],
         ]
     }
 
@@ -253,15 +262,99 @@ enum OpenAPIDocument {
         }
     }
 
+    /// What the server takes as the value of `action`: a value of its JSON type (``valueSchema(_:)``), and for a
+    /// value of a `Decodable` type also one its derived schema describes (a value that does not decode is 422
+    /// `invalid_value`; a type that cannot be described adds nothing to its JSON type). An integer keeps the bounds of
+    /// Swift's `Int`, which the derived schema does not state.
+    private static func valueSchema(of action: ActionDescriptor) -> JSONValue {
+        let typeSchema = valueSchema(action.valueType)
+        guard let derived = action.schema?.objectValue, !derived.isEmpty else { return typeSchema }
+        guard let typeObject = typeSchema.objectValue, derived["type"] == typeObject["type"] else {
+            return ["allOf": [typeSchema, .object(derived)]]
+        }
+        var merged = derived
+        for (key, value) in typeObject where merged[key] == nil { merged[key] = value }
+        return .object(merged)
+    }
+
     private static func actionSchema(_ action: ActionDescriptor) -> JSONValue {
         [
             "type": "object",
             "required": .array(action.valueType == .none ? ["action"] : ["action", "value"]),
             "properties": [
                 "action": ["const": .string(action.name)],
-                "value": valueSchema(action.valueType),
+                "value": valueSchema(of: action),
                 "rev": revisionSchema,
             ],
+        ]
+    }
+
+    /// The stem of each unit's component names (`<stem>View`, `<stem>Actions`), by unit name: the name with its
+    /// first letter upper-cased, and any character a component name may not hold (`^[a-zA-Z0-9.\-_]+$`) as `_`. A
+    /// stem whose names are taken (by `taken`, or by a unit listed earlier) gets `_2`, `_3`, … until they are free, so
+    /// every unit's are its own and stay the same while the units before it do.
+    static func componentStems(of units: [UnitCase], taken: Set<String>) -> [String: String] {
+        var used = taken
+        var stems: [String: String] = [:]
+        for unit in units {
+            var characters = unit.name.map { character -> Character in
+                character.isASCII && (character.isLetter || character.isNumber || ".-_".contains(character))
+                    ? character : "_"
+            }
+            if let first = characters.first, first.isLowercase { characters[0] = Character(first.uppercased()) }
+            let base = characters.isEmpty ? "Unit" : String(characters)
+            var stem = base
+            var suffix = 2
+            while used.contains(stem + "View") || used.contains(stem + "Actions") {
+                stem = base + "_\(suffix)"
+                suffix += 1
+            }
+            used.insert(stem + "View")
+            used.insert(stem + "Actions")
+            stems[unit.name] = stem
+        }
+        return stems
+    }
+
+    /// The unit's view schema, with a description naming the unit and saying how much of it is described.
+    private static func viewComponent(of unit: UnitCase) -> JSONValue {
+        let intro = "The view of the `\(unit.name)` page: the `view` of its snapshots, which its patches edit."
+        guard var schema = unit.viewSchema.objectValue else {
+            return ["description": .string(intro), "allOf": [unit.viewSchema]]
+        }
+        let description: String
+        if schema.isEmpty {
+            description =
+                intro + " Not described: the View binds path by path (or its state's type cannot be described), so "
+                + "it may hold anything ({})."
+        } else {
+            let parts = unit.parts.map { "`\($0.path)` (`\($0.name)`)" }.joined(separator: ", ")
+            description =
+                intro + " Derived from the declared state types"
+                + (parts.isEmpty ? "" : " (its parts' at \(parts))")
+                + "; a member described as {} is not described: it may hold anything."
+        }
+        if let own = schema["description"]?.stringValue {
+            schema["description"] = .string(description + " " + own)
+        } else {
+            schema["description"] = .string(description)
+        }
+        return .object(schema)
+    }
+
+    /// A request to the unit's actions endpoint: one branch per action, with the value its type takes.
+    private static func actionsComponent(of unit: UnitCase) -> JSONValue {
+        guard !unit.actions.isEmpty else {
+            return [
+                "description": .string("The `\(unit.name)` page takes no actions: no action request is valid."),
+                "not": [:],
+            ]
+        }
+        return [
+            "description": .string(
+                "An action request to the `\(unit.name)` page (POST /api/pages/\(unit.name)/actions): one of its actions, "
+                    + "with its value."),
+            "oneOf": .array(unit.actions.map(actionSchema)),
         ]
     }
 
@@ -296,7 +389,7 @@ enum OpenAPIDocument {
         "type": ["object", "null"], "additionalProperties": ["type": "string"],
     ]
 
-    private static func schemas(unitNames: JSONValue) -> JSONValue {
+    private static func schemas(unitNames: JSONValue) -> JSONObject {
         [
             "Event": [
                 "oneOf": [
