@@ -5,7 +5,7 @@ import time
 
 from jsonschema import Draft202012Validator
 
-from conftest import EventReader
+from conftest import EventReader, poll
 
 
 def document_of(server):
@@ -150,3 +150,166 @@ def test_a_session_log_with_topic_records_is_as_documented(shared_server):
         time.sleep(0.05)
     assert log["records"][-1]["input"]["type"] == "topic", log["records"][-1]
     validator(document, response_schema(document, "/api/session/log", "get", "200")).validate(log)
+
+
+# Each unit's components: `<Unit>View`, the schema of its page's `view` derived from its View's state type (`{}` when
+# the View binds path by path), and `<Unit>Actions`, what its own actions operation takes. Pages are converted to
+# whole states one by one: these tests hold every page's live view to its schema, whichever pages are described.
+
+
+def stem_of(unit):
+    """The document's component-name stem of a demo unit: its name with the first letter upper-cased (the demo's
+    names are letters, unique however their first letter is written)."""
+    return unit[:1].upper() + unit[1:]
+
+
+def view_schema(document, unit):
+    return document["components"]["schemas"][stem_of(unit) + "View"]
+
+
+def view_validator(document, unit):
+    return validator(document, {"$ref": f"#/components/schemas/{stem_of(unit)}View"})
+
+
+def units_of(server):
+    return server.request("GET", "/api/units").json()["units"]
+
+
+def live_view(server, session, unit):
+    """The view of `unit`'s page in `session`, binding it first if needed, and its rev."""
+    response = server.request("GET", f"/api/pages/{unit}", session=session)
+    assert response.status == 200, response
+    return response.json()["view"], response.json()["rev"]
+
+
+def test_the_document_is_valid_openapi_with_each_units_view_and_actions_components(shared_server):
+    from openapi_spec_validator import validate
+
+    document = document_of(shared_server)
+    validate(document)
+    schemas = document["components"]["schemas"]
+    units = units_of(shared_server)
+    assert {"greeting", "counters", "dashboard"} <= {unit["name"] for unit in units}
+    for unit in units:
+        name, stem = unit["name"], stem_of(unit["name"])
+        Draft202012Validator.check_schema(schemas[stem + "View"])
+        assert f"`{name}`" in schemas[stem + "View"]["description"]
+        actions = schemas[stem + "Actions"]
+        if not unit["actions"]:
+            assert actions["not"] == {}
+            continue
+        # Each unit's operation takes its component, whose branches are the actions GET /api/units lists.
+        assert request_schema(document, f"/api/pages/{name}/actions") == {"$ref": f"#/components/schemas/{stem}Actions"}
+        assert [branch["properties"]["action"]["const"] for branch in actions["oneOf"]] == [
+            action["name"] for action in unit["actions"]]
+    # The generic operation still takes any action name (an unknown one is 422 `unknown_action`).
+    assert request_schema(document, "/api/pages/{unit}/actions") == {"$ref": "#/components/schemas/ActionRequest"}
+    unknown = {"action": "nowhere"}
+    assert validator(document, request_schema(document, "/api/pages/{unit}/actions")).is_valid(unknown)
+    assert not validator(document, request_schema(document, "/api/pages/counters/actions")).is_valid(unknown)
+
+
+def test_every_deep_link_units_live_view_matches_its_view_schema(shared_server):
+    document = document_of(shared_server)
+    opened = []
+    for unit in units_of(shared_server):
+        if unit["entry"] != "deep_link":
+            continue
+        session = shared_server.new_session()["session"]
+        view, _ = live_view(shared_server, session, unit["name"])
+        view_validator(document, unit["name"]).validate(view)
+        opened.append(unit["name"])
+    assert {"home", "greeting", "counters", "dashboard"} <= set(opened), opened
+
+
+def test_the_views_still_match_after_actions_ticks_and_loads(shared_server):
+    document = document_of(shared_server)
+
+    session = shared_server.new_session({"unit": "greeting"})["session"]
+    assert shared_server.act(session, "greeting", "showGreeting").status == 200
+    view, _ = live_view(shared_server, session, "greeting")
+    assert view["greeting"] != "Say hello to who?"
+    view_validator(document, "greeting").validate(view)
+
+    session = shared_server.new_session({"unit": "counters"})["session"]
+    assert shared_server.act(session, "counters", "increment", 1).status == 200
+    assert shared_server.act(session, "counters", "loadMore").status == 200
+
+    def second_page():
+        view, _ = live_view(shared_server, session, "counters")
+        return view if view["page"] == 2 and not view["loading"] else None
+
+    loaded = poll(second_page)
+    assert loaded, "the second page of counters did not load"
+    assert loaded["rows"][0]["count"] == 1
+    view_validator(document, "counters").validate(loaded)
+
+    # The dashboard's clock ticks every second; `quote.shuffle` replaces the quote.
+    session = shared_server.new_session({"unit": "dashboard"})["session"]
+    first, rev = live_view(shared_server, session, "dashboard")
+    dashboard = view_validator(document, "dashboard")
+    dashboard.validate(first)
+
+    def after_a_tick():
+        view, now = live_view(shared_server, session, "dashboard")
+        return view if now > rev else None
+
+    ticked = poll(after_a_tick)
+    assert ticked, "the dashboard did not tick"
+    dashboard.validate(ticked)
+    assert shared_server.act(session, "dashboard", "quote.shuffle").status == 200
+    shuffled, _ = live_view(shared_server, session, "dashboard")
+    dashboard.validate(shuffled)
+
+
+def test_greeting_and_counters_are_described_with_their_views_members_required(shared_server):
+    document = document_of(shared_server)
+    for unit in ["greeting", "counters"]:
+        schema = view_schema(document, unit)
+        session = shared_server.new_session()["session"]
+        view, _ = live_view(shared_server, session, unit)
+        assert schema["type"] == "object"
+        assert set(schema["required"]) == set(view), unit
+        assert set(schema["properties"]) == set(view), unit
+        # The schema can fail: a view without a member, or with one of another type, is not one of these.
+        checker = view_validator(document, unit)
+        member = schema["required"][0]
+        assert not checker.is_valid({key: value for key, value in view.items() if key != member})
+        assert not checker.is_valid({**view, member: 12 if not isinstance(view[member], int) else "twelve"})
+    counters = view_schema(document, "counters")
+    assert counters["properties"]["rows"]["type"] == "array"
+    assert set(counters["properties"]["rows"]["items"]["required"]) == {"id", "title", "count"}
+
+
+def test_each_view_is_described_or_says_it_is_not(shared_server):
+    document = document_of(shared_server)
+    for unit in units_of(shared_server):
+        schema = view_schema(document, unit["name"])
+        described = {key: value for key, value in schema.items() if key != "description"}
+        if described:
+            assert "Derived from the declared state types" in schema["description"], unit["name"]
+            assert "Not described" not in schema["description"], unit["name"]
+        else:
+            # `{}`: anything is a valid view of a page bound path by path.
+            assert "Not described: the View binds path by path" in schema["description"], unit["name"]
+            for anything in [42, "text", [], {"any": {"thing": None}}]:
+                assert view_validator(document, unit["name"]).is_valid(anything)
+
+
+def test_the_counters_increment_takes_an_integer(shared_server):
+    document = document_of(shared_server)
+    branches = document["components"]["schemas"]["CountersActions"]["oneOf"]
+    increment = next(branch for branch in branches if branch["properties"]["action"]["const"] == "increment")
+    # {"type": "integer"}, within Swift's Int (a whole number beyond it is 422 `invalid_value`).
+    assert increment["properties"]["value"] == {"type": "integer", "minimum": -2 ** 63, "maximum": 2 ** 63 - 1}
+    assert increment["required"] == ["action", "value"]
+    load_more = next(branch for branch in branches if branch["properties"]["action"]["const"] == "loadMore")
+    assert load_more["properties"]["value"] == {"type": "null"} and load_more["required"] == ["action"]
+
+    actions = validator(document, request_schema(document, "/api/pages/counters/actions"))
+    session = shared_server.new_session({"unit": "counters"})["session"]
+    assert actions.is_valid({"action": "increment", "value": 3})
+    assert shared_server.act(session, "counters", "increment", 3).status == 200
+    assert not actions.is_valid({"action": "increment", "value": "3"})
+    refused = shared_server.act(session, "counters", "increment", "3")
+    assert refused.status == 422 and refused.json()["error"]["code"] == "invalid_value"
