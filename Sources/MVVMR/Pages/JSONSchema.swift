@@ -35,7 +35,8 @@ public struct JSONSchema: Sendable, Hashable {
         case "boolean": return .bool
         case "array": return .array
         case "null": return .none
-        default: return .object
+        case "object": return .object
+        default: return .any  // undescribed: decoding alone decides
         }
     }
 

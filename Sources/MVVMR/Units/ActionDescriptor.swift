@@ -32,6 +32,7 @@ public struct ActionDescriptor: Sendable, Hashable {
         case .bool: return ["type": "boolean"]
         case .object: return ["type": "object"]
         case .array: return ["type": "array"]
+        case .any: return [:]
         }
     }
 }

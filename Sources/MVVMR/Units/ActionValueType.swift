@@ -16,12 +16,15 @@ public enum ActionValueType: String, Sendable, Hashable, CaseIterable {
     case object
     /// A JSON array.
     case array
+    /// Any JSON value (`null` included): the value of a `Decodable` type whose schema cannot be derived
+    /// (``JSONSchema`` says `{}`), which decoding alone checks.
+    case any
 
     /// Whether `value` has this type; an `int` accepts a number with a zero fraction.
     /// - Parameter value: the action's value from the request.
     public func accepts(_ value: JSONValue) -> Bool {
         switch (self, value) {
-        case (.none, .null), (.string, .string), (.bool, .bool), (.object, .object), (.array, .array),
+        case (.any, _), (.none, .null), (.string, .string), (.bool, .bool), (.object, .object), (.array, .array),
             (.int, .int), (.number, .int), (.number, .double):
             return true
         case (.int, .double):

@@ -68,6 +68,8 @@ public final class Actions<Action: PageAction> {
     ///   - maxLength: the most characters a value may have.
     public func signal(_ action: Action, of type: String.Type, maxLength: Int) -> Signal<String> {
         let relay = Relay<String>()
+        // The schema states no `maxLength`: JSON Schema counts code points, the limit counts characters (a string
+        // within the limit may have more code points), and a schema must never refuse what the server takes.
         registry.declare(prefix + action.actionName, valueType: .string, maxLength: max(0, maxLength)) { json in
             if let value = json.stringValue { relay.accept(value) }
         }

@@ -82,7 +82,7 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         viewSchema = Self.schema(of: ViewType.Output.self, parts: parts)
         for part in parts {
             actions += part.unit.actions.map {
-                ActionDescriptor(name: part.name + "." + $0.name, valueType: $0.valueType)
+                ActionDescriptor(name: part.name + "." + $0.name, valueType: $0.valueType, schema: $0.schema)
             }
         }
         self.actions = actions

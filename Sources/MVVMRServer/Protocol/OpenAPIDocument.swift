@@ -259,6 +259,7 @@ enum OpenAPIDocument {
         case .bool: ["type": "boolean"]
         case .object: ["type": "object"]
         case .array: ["type": "array"]
+        case .any: [:]
         }
     }
 
@@ -280,7 +281,7 @@ enum OpenAPIDocument {
     private static func actionSchema(_ action: ActionDescriptor) -> JSONValue {
         [
             "type": "object",
-            "required": .array(action.valueType == .none ? ["action"] : ["action", "value"]),
+            "required": .array(action.valueType == .none || action.valueType == .any ? ["action"] : ["action", "value"]),
             "properties": [
                 "action": ["const": .string(action.name)],
                 "value": valueSchema(of: action),
@@ -432,7 +433,7 @@ enum OpenAPIDocument {
                 "properties": [
                     "name": ["type": "string"],
                     "value": [
-                        "type": "string", "enum": ["none", "string", "int", "number", "bool", "object", "array"],
+                        "type": "string", "enum": ["none", "string", "int", "number", "bool", "object", "array", "any"],
                     ],
                 ],
             ],

@@ -98,6 +98,31 @@ final class HalfViewModel: ViewModel {
         #expect(try #require(UnitCase.notes.actions.first { $0.name == "load" }).valueSchema == ["type": "null"])
     }
 
+    @Test func aPartsActionsKeepTheirSchemas() throws {
+        let composed = UnitCase("composed", view: NotesView.self, viewModel: NotesViewModel.self, parts: [UnitPart("side", .notes)])
+        let add = try #require(composed.actions.first { $0.name == "side.add" })
+        #expect(add.valueSchema[at: "/properties/text"] == ["type": "string"])
+    }
+
+    @Test func aValueOfAnUndescribedTypeIsAnyJSONThatDecodes() throws {
+        let mood = try #require(UnitCase.moods.actions.first { $0.name == "mood" })
+        #expect(mood.valueType == .any)
+        #expect(mood.valueSchema == [:])
+        let session = PageSession(registry: UnitRegistry(root: .moods, units: []))
+        try session.start()
+        let result = try session.perform("mood", value: "happy", on: "moods")
+        #expect(result.rev == 1)
+        #expect(try session.snapshot(of: "moods").view == ["value": "happy"])
+        for bad: JSONValue in ["angry", 5, .null, ["happy": true]] {
+            do {
+                _ = try session.perform("mood", value: bad, on: "moods")
+                Issue.record("\(bad) was taken")
+            } catch {
+                #expect(error.code == .invalidValue)
+            }
+        }
+    }
+
     @Test func anUndeclaredActionCaseIsReportedAtStartNamingTheUnit() {
         let half = UnitCase("half", view: HalfView.self, viewModel: HalfViewModel.self)
         #expect(half.problems == ["unit half: its View does not declare the action forgotten"])
@@ -155,4 +180,26 @@ extension UnitCase {
         parts: [UnitPart("left", .label), UnitPart("right", .label)])
     static let notSharing = UnitCase(
         "notSharing", view: HalfView.self, viewModel: HalfViewModel.self, parts: [UnitPart("left", .label)])
+}
+
+/// A `String` enum that does not describe itself: its schema is `{}`.
+enum Mood: String, Codable, Equatable, Sendable { case happy, sad }
+
+struct MoodState: Codable, Equatable, Sendable { var value: Mood? }
+
+enum MoodAction: String, PageAction { case mood }
+
+struct MoodView: View {
+    typealias Output = StateOutput<MoodState>
+    func input(from actions: Actions<MoodAction>) -> Signal<Mood> { actions.signal(.mood, of: Mood.self) }
+}
+
+final class MoodViewModel: ViewModel {
+    private let reducer = StateReducer<MoodState, Mood>(MoodState())
+    init(context: UnitContext) {}
+    func transform(_ moods: Signal<Mood>) -> StateOutput<MoodState> { reducer.run(moods) { $0.value = $1 } }
+}
+
+extension UnitCase {
+    static let moods = UnitCase("moods", view: MoodView.self, viewModel: MoodViewModel.self)
 }
