@@ -19,8 +19,10 @@ final class ClockViewModel: ViewModel {
 struct QuoteInput { let shuffle: Signal<Void> }
 struct QuoteOutput { let quote: Driver<String> }
 
+enum QuoteAction: String, PageAction { case shuffle }
+
 struct QuoteView: View {
-    func input(from actions: Actions<NamedAction>) -> QuoteInput { QuoteInput(shuffle: actions.signal("shuffle")) }
+    func input(from actions: Actions<QuoteAction>) -> QuoteInput { QuoteInput(shuffle: actions.signal(.shuffle)) }
     func bind(_ output: QuoteOutput, to page: Page) { page.bind(output.quote, at: "/text") }
 }
 

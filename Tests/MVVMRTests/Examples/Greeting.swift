@@ -1,6 +1,7 @@
 import MVVMR
 
-// The greeting page of the guide (docs/GUIDE.md), exactly as it is shown there.
+// The greeting page of the seed articles, bound path by path (the session tests use it; docs/GUIDE.md shows the
+// todo page instead).
 
 struct Person: Sendable {
     let firstName: String

@@ -3,7 +3,7 @@ import MVVMR
 import MVVMRTesting
 import Testing
 
-// The test of the guide (docs/GUIDE.md), exactly as it is shown there.
+// The greeting page tested as a client uses it: the exhaustive checks, and the patch form.
 
 @Suite struct GreetingTests {
     let services: Services = {

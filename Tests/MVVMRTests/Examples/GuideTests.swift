@@ -3,11 +3,20 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import JSONPatch
+import MVVMR
+import MVVMRTesting
 import Testing
 
 /// The guide shows its examples verbatim: every code block preceded by
 /// `<!-- verbatim: path -->` must appear, line for line (indentation aside), in that file.
 @Suite struct GuideTests {
+    /// The files whose code the guide must show, so that its worked examples cannot be left out or drift.
+    static let requiredExamples = [
+        "Tests/MVVMRTests/Examples/Todo.swift", "Tests/MVVMRTests/Examples/TodoTests.swift",
+        "Tests/MVVMRTests/Examples/Lookup.swift", "Tests/MVVMRTests/Examples/LookupTests.swift",
+    ]
+
     /// The package root, from this file's path: Tests/MVVMRTests/Examples/GuideTests.swift.
     static let root: String = {
         var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
@@ -38,6 +47,7 @@ import Testing
         let guide = try #require(Self.read("docs/GUIDE.md"))
         let lines = guide.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var checked = 0
+        var shown: Set<String> = []
         var index = 0
         while index < lines.count {
             let line = lines[index]
@@ -62,7 +72,53 @@ import Testing
             }
             #expect(found, "the guide's block for \(path) is not in that file")
             checked += 1
+            shown.insert(path)
         }
-        #expect(checked >= 4)
+        #expect(checked >= 10)
+        for path in Self.requiredExamples {
+            #expect(shown.contains(path), "the guide shows no verbatim block of \(path)")
+        }
     }
+
+    /// The todo page's whole file is in the guide, from its import to its last line: a reader who copies the
+    /// block has the complete page.
+    @Test func guideShowsTheWholeTodoPage() throws {
+        let guide = try #require(Self.read("docs/GUIDE.md"))
+        let source = try #require(Self.read("Tests/MVVMRTests/Examples/Todo.swift"))
+        let code = Self.normalized(source).drop { $0.hasPrefix("//") && !$0.hasPrefix("///") }
+        let marker = "<!-- verbatim: Tests/MVVMRTests/Examples/Todo.swift -->\n```swift\n"
+        let start = try #require(guide.firstRange(of: marker)).upperBound
+        let block = try #require(guide[start...].firstRange(of: "\n```\n")).lowerBound
+        #expect(Self.normalized(guide[start..<block]) == Array(code))
+    }
+
+    /// What the guide says of the todo page besides its code: its first snapshot, its actions and their schemas,
+    /// the start-up check, and a part's typed action.
+    @Test func theTodoPageIsWhatTheGuideSays() throws {
+        let tester = try PageTester(.todo)
+        #expect(tester.view == ["todos": [], "filter": "all", "shown": []])
+        #expect(tester.actions.map { "\($0.name):\($0.valueType.rawValue)" } == ["add:object", "toggle:int", "filter:string"])
+        let add = try #require(UnitCase.todo.actions.first)
+        #expect(
+            add.valueSchema == ["type": "object", "properties": ["title": ["type": "string"]], "required": ["title"]])
+        #expect(UnitCase.todo.actions.last?.valueSchema == ["type": "string", "enum": ["all", "open", "done"]])
+        #expect(UnitCase.todo.viewSchema[at: "/properties/shown/items/properties/id"] == ["type": "integer"])
+        #expect(UnitRegistry(root: .todo, units: [.todo, .about]).problems.isEmpty)
+        // A String enum without JSONSchemaDescribing cannot be described, and is listed as an object.
+        #expect(UnitCase("plain", view: PlainFilterView.self, viewModel: PlainFilterViewModel.self).actions.map(\.valueType) == [.object])
+
+        let dashboard = try PageTester(.dashboard)
+        dashboard.send(QuoteAction.shuffle, part: "quote") { $0[at: "/quote/text"] = "Less is more." }
+    }
+}
+
+/// A filter enum that forgot `JSONSchemaDescribing`.
+enum PlainFilter: String, Codable, CaseIterable { case all, done }
+enum PlainFilterAction: String, PageAction { case filter }
+struct PlainFilterView: View {
+    func input(from actions: Actions<PlainFilterAction>) -> Signal<PlainFilter> { actions.signal(.filter, of: PlainFilter.self) }
+}
+final class PlainFilterViewModel: ViewModel {
+    init(context: UnitContext) {}
+    func transform(_ input: Signal<PlainFilter>) -> NoOutput { NoOutput() }
 }

@@ -25,8 +25,10 @@ struct SearchOutput {
     let searching: Driver<Bool>
 }
 
+enum SearchAction: String, PageAction { case query }
+
 struct SearchView: View {
-    func input(from actions: Actions<NamedAction>) -> SearchInput { SearchInput(query: actions.signal("query", of: String.self)) }
+    func input(from actions: Actions<SearchAction>) -> SearchInput { SearchInput(query: actions.signal(.query, of: String.self)) }
     func bind(_ output: SearchOutput, to page: Page) {
         page.bind(output.results, at: "/results", identifiedBy: "key")
         page.bind(output.searching, at: "/searching")

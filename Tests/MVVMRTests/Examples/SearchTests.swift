@@ -3,14 +3,14 @@ import MVVMR
 import MVVMRTesting
 import Testing
 
-// The search examples of the guide (docs/GUIDE.md, sections 5 and 8).
+// The search examples of the guide (docs/GUIDE.md, sections 10 and 12).
 
 @Suite struct SearchTests {
     let services = exampleServices()
 
     @Test func searchesAfterTypingSettles() async throws {
         let tester = try PageTester(.search, services: services)
-        tester.send("query", "swift") // debounce holds it back: nothing changes yet
+        tester.send(SearchAction.query, "swift")  // debounce holds it back: nothing changes yet
         tester.advance(by: .milliseconds(300)) { $0[at: "/searching"] = true }
         await tester.runPendingWork { view in
             view[at: "/searching"] = false
