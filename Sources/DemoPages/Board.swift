@@ -81,7 +81,7 @@ final class BoardViewModel: ReducerViewModel {
                 state.draft = text
             case .post:
                 // An empty (or blank) draft posts nothing and stays as it is.
-                let text = state.draft.trimmed()
+                let text = state.draft.trimmed
                 guard !text.isEmpty else { return .none }
                 state.draft = ""
                 return .publish(BoardPost(author: state.author, text: text), on: .board)
@@ -99,14 +99,4 @@ final class BoardViewModel: ReducerViewModel {
 extension UnitCase {
     /// The shared board: `draft` (string, at most 500 characters), `post`.
     public static let board = UnitCase("board", view: BoardView.self, viewModel: BoardViewModel.self)
-}
-
-extension String {
-    /// The string without the whitespace at either end. (Until MVVMR's own text helpers land.)
-    func trimmed() -> String {
-        let start = drop(while: \.isWhitespace)
-        var end = start.endIndex
-        while end > start.startIndex, start[start.index(before: end)].isWhitespace { end = start.index(before: end) }
-        return String(start[start.startIndex..<end])
-    }
 }

@@ -26,16 +26,9 @@ final class DashboardClockViewModel: ViewModel {
     func transform(_ input: NoInput) -> Driver<DashboardClockState> {
         ticks.map { [self] tick in
             let elapsed = Int((scheduler.now - openedOnScheduler).components.seconds)
-            return DashboardClockState(time: Self.timeOfDay(openedAt + elapsed), ticks: tick + 1)
+            return DashboardClockState(time: UTCDateTime(secondsSince1970: openedAt + elapsed).time, ticks: tick + 1)
         }
-        .asDriver(startingWith: DashboardClockState(time: Self.timeOfDay(openedAt)))
-    }
-
-    /// `HH:MM:SS` of an instant, UTC.
-    /// - Parameter secondsSince1970: whole seconds since 1970-01-01 00:00:00 UTC.
-    static func timeOfDay(_ secondsSince1970: Int) -> String {
-        let seconds = ((secondsSince1970 % 86_400) + 86_400) % 86_400
-        return [seconds / 3_600, seconds / 60 % 60, seconds % 60].map { $0 < 10 ? "0\($0)" : "\($0)" }.joined(separator: ":")
+        .asDriver(startingWith: DashboardClockState(time: UTCDateTime(secondsSince1970: openedAt).time))
     }
 }
 

@@ -164,10 +164,10 @@ import Testing
     }
 
     @Test func timeOfDayIsUTCWithTwoDigits() {
-        #expect(DashboardClockViewModel.timeOfDay(0) == "00:00:00")
-        #expect(DashboardClockViewModel.timeOfDay(fixedInstant) == "14:03:07")
-        #expect(DashboardClockViewModel.timeOfDay(86_399) == "23:59:59")
-        #expect(DashboardClockViewModel.timeOfDay(86_400 + 3_600 + 61) == "01:01:01")
-        #expect(DashboardClockViewModel.timeOfDay(-1) == "23:59:59")
+        #expect(UTCDateTime(secondsSince1970: 0).time == "00:00:00")
+        #expect(UTCDateTime(secondsSince1970: fixedInstant).time == "14:03:07")
+        #expect(UTCDateTime(secondsSince1970: 86_399).time == "23:59:59")
+        #expect(UTCDateTime(secondsSince1970: 86_400 + 3_600 + 61).time == "01:01:01")
+        #expect(UTCDateTime(secondsSince1970: -1).time == "23:59:59")
     }
 }

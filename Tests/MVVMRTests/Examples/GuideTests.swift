@@ -104,8 +104,8 @@ import Testing
         #expect(UnitCase.todo.actions.last?.valueSchema == ["type": "string", "enum": ["all", "open", "done"]])
         #expect(UnitCase.todo.viewSchema[at: "/properties/shown/items/properties/id"] == ["type": "integer"])
         #expect(UnitRegistry(root: .todo, units: [.todo, .about]).problems.isEmpty)
-        // A String enum without JSONSchemaDescribing cannot be described, and is listed as an object.
-        #expect(UnitCase("plain", view: PlainFilterView.self, viewModel: PlainFilterViewModel.self).actions.map(\.valueType) == [.object])
+        // A String enum without JSONSchemaDescribing cannot be described, and is listed as any JSON.
+        #expect(UnitCase("plain", view: PlainFilterView.self, viewModel: PlainFilterViewModel.self).actions.map(\.valueType) == [.any])
 
         let dashboard = try PageTester(.dashboard)
         dashboard.send(QuoteAction.shuffle, part: "quote") { $0[at: "/quote/text"] = "Less is more." }
