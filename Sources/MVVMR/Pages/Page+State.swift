@@ -207,9 +207,12 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
     private let json: (Element) throws -> JSONValue
     /// The member identifying the elements (`id` unless the page set another), read at the first change.
     private var identityKey: String?
+    /// `[Element].self`, looked up once: in generic code, naming the type looks its metadata up at every use.
+    private let arrayType: Any.Type
 
     init(_ elements: [Element]) {
         last = elements
+        arrayType = [Element].self
         if let representable = Element.self as? any JSONRepresentable.Type {
             json = Self.converter(through: representable)
         } else {
@@ -230,15 +233,19 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
     }
 
     func write<Value: Encodable>(_ value: Value, to document: PageDocument, at pointer: JSONPointer) throws -> Bool {
-        guard let elements = MemberHandlers.cast(value, to: [Element].self) else { return false }
+        guard let elements = array(value) else { return false }
         defer { last = elements }
         if elements.count == last.count {
             let limit = Swift.max(1, elements.count / 8)
-            // Compared through buffer pointers: each element is borrowed in place, not copied out of its array.
+            // Elements whose bytes are the same are the same value (an unchanged row shares its strings' storage with
+            // the row it was copied from), so they are passed over without copying them out or calling `==`; only
+            // the others are compared as values.
             let changed = elements.withUnsafeBufferPointer { new in
                 last.withUnsafeBufferPointer { old -> [Int]? in
+                    guard let newBase = new.baseAddress, let oldBase = old.baseAddress else { return [] }
                     var changed: [Int] = []
-                    for index in 0..<new.count where new[index] != old[index] {
+                    for index in 0..<new.count {
+                        if Self.sameBytes(newBase + index, oldBase + index) || new[index] == old[index] { continue }
                         guard changed.count < limit else { return nil }
                         changed.append(index)
                     }
@@ -261,8 +268,38 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
         return true
     }
 
+    /// `value` as the array it is, when it is an `[Element]` (checked by type identity).
+    @inline(__always)
+    private func array<Value>(_ value: Value) -> [Element]? {
+        guard Value.self == arrayType else { return nil }
+        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: [Element].self) }
+    }
+
+    /// Whether the two elements' bytes are the same (padding included, so a difference there only means "compare").
+    private static func sameBytes(_ first: UnsafePointer<Element>, _ second: UnsafePointer<Element>) -> Bool {
+        let size = MemoryLayout<Element>.size
+        let left = UnsafeRawPointer(first)
+        let right = UnsafeRawPointer(second)
+        var offset = 0
+        while offset + 8 <= size {
+            if left.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                != right.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            {
+                return false
+            }
+            offset += 8
+        }
+        while offset < size {
+            if left.load(fromByteOffset: offset, as: UInt8.self) != right.load(fromByteOffset: offset, as: UInt8.self) {
+                return false
+            }
+            offset += 1
+        }
+        return true
+    }
+
     func json<Value: Encodable>(of value: Value) throws -> JSONValue {
-        guard let elements = MemberHandlers.cast(value, to: [Element].self) else {
+        guard let elements = array(value) else {
             return try StateWriter.encoder.encode(value)
         }
         return .array(try elements.map(json))
