@@ -15,9 +15,14 @@ import Testing
 /// @Test func greets() throws {
 ///     let tester = try PageTester(.greeting, services: services)
 ///     #expect(tester.view == ["greeting": "Say hello to who?"])
-///     tester.send("showGreeting") { $0[at: "/greeting"] = "Hello David Blaine" }
+///     tester.send(GreetingAction.showGreeting) { $0[at: "/greeting"] = "Hello David Blaine" }
+///     tester.send(TodoAction.add, encoding: NewTodo(title: "Milk")) { $0[at: "/todos/0/title"] = "Milk" }
+///     #expect(tester.sendRefused(TodoAction.add, ["title": 5])?.code == .invalidValue)
 /// }
 /// ```
+///
+/// Actions are sent as cases of the View's ``PageAction`` type, so a misspelled one does not compile; the string
+/// forms (`send("showGreeting")`) remain for tests of the protocol itself.
 public final class PageTester {
     /// The session the page lives in, for looking at other pages or the stack.
     public let session: PageSession
@@ -120,6 +125,57 @@ public final class PageTester {
         send(
             Self.wireName(of: action, part: part), value, patch: patch, navigation: navigation,
             sourceLocation: sourceLocation)
+    }
+
+    /// Sends one of the View's declared actions with a value of any `Encodable` type (encoded as a client would send
+    /// it), then checks the page against `expectedChange` applied to the page as last asserted.
+    /// - Parameters:
+    ///   - action: the action.
+    ///   - value: its value, encoded as JSON.
+    ///   - part: for an action of one of the page's parts, the part's name.
+    ///   - navigation: the navigation the action causes, if any; an unexpected one is an issue.
+    ///   - sourceLocation: where issues are reported.
+    ///   - expectedChange: changes the last asserted page into the expected one; nil means "nothing changes".
+    /// - Returns: what the step emitted.
+    @discardableResult
+    public func send<Action: PageAction>(
+        _ action: Action, encoding value: some Encodable, part: String? = nil, navigation: ExpectedNavigation? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ expectedChange: ((inout JSONValue) throws -> Void)? = nil
+    ) -> [SessionEvent] {
+        let json: JSONValue
+        do {
+            json = try JSONValueEncoder().encode(value)
+        } catch {
+            Issue.record("the value of \(action.actionName) does not encode: \(error)", sourceLocation: sourceLocation)
+            return []
+        }
+        return send(action, json, part: part, navigation: navigation, sourceLocation: sourceLocation, expectedChange)
+    }
+
+    /// Sends an action the page must refuse (an invalid value, a page not on the stack), and checks that it changed
+    /// nothing: not the page, not its revision, no event.
+    /// - Parameters:
+    ///   - action: the action.
+    ///   - value: its value.
+    ///   - part: for an action of one of the page's parts, the part's name.
+    ///   - sourceLocation: where issues are reported.
+    /// - Returns: the refusal; nil (and an issue) when the page took the action.
+    @discardableResult
+    public func sendRefused<Action: PageAction>(
+        _ action: Action, _ value: JSONValue = .null, part: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> PageError? {
+        let name = Self.wireName(of: action, part: part)
+        do {
+            _ = try session.perform(name, value: value, on: unit, clientRevision: rev)
+        } catch {
+            _ = check(navigation: nil, sourceLocation: sourceLocation, nil)
+            return error
+        }
+        Issue.record("\(name) with \(value) was taken; expected a refusal", sourceLocation: sourceLocation)
+        _ = check(navigation: nil, sourceLocation: sourceLocation, nil)
+        return nil
     }
 
     /// The name `action` is POSTed under: `part.action` for a part's.

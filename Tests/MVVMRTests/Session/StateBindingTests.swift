@@ -162,6 +162,16 @@ extension UnitCase {
         #expect(tester.actions.first { $0.name == "filter" }?.valueType == .string)
     }
 
+    @Test func theTesterSendsEncodableValuesAndChecksRefusals() throws {
+        let tester = try PageTester(.notes)
+        tester.send(NotesAction.add, encoding: NewNote(text: "Eggs", done: true)) { view in
+            view[at: "/rows/12"] = ["id": 13, "text": "Eggs", "done": true]
+        }
+        #expect(tester.sendRefused(NotesAction.add, ["text": 5])?.code == .invalidValue)
+        #expect(tester.sendRefused(NotesAction.filter, "later")?.code == .invalidValue)
+        #expect(tester.rev == 1)
+    }
+
     @Test func effectsRunThroughTheSchedulerAndCanBeCancelled() async throws {
         let titles = NoteTitles()
         var services = Services()
