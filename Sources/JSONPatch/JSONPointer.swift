@@ -88,8 +88,12 @@ public struct JSONPointer: Hashable, Sendable {
     /// - Parameter index: The zero-based array index.
     /// - Returns: The extended pointer.
     public func appending(_ index: Int) -> JSONPointer {
-        appending(String(index))
+        appending(index >= 0 && index < Self.indexTokens.count ? Self.indexTokens[index] : String(index))
     }
+
+    /// The tokens of the first array indices, made once: a page's patches name the same small indices again and
+    /// again, and formatting an `Int` costs more than looking its text up.
+    private static let indexTokens: [String] = (0..<256).map { String($0) }
 
     /// Whether `self` is a proper prefix of `other` (`/a` of `/a/b`, but not of `/a` or `/ab`).
     ///

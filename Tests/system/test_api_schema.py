@@ -313,3 +313,37 @@ def test_the_counters_increment_takes_an_integer(shared_server):
     assert not actions.is_valid({"action": "increment", "value": "3"})
     refused = shared_server.act(session, "counters", "increment", "3")
     assert refused.status == 422 and refused.json()["error"]["code"] == "invalid_value"
+
+
+def test_every_demo_page_is_described_and_the_flow_only_pages_views_match_too(shared_server):
+    """Every demo page's view is derived from its state type (none is `{}` any more), and the pages only a flow
+    reaches (main after a sign-in, settings presented from main) match their schemas along the way."""
+    document = document_of(shared_server)
+    for unit in units_of(shared_server):
+        schema = view_schema(document, unit["name"])
+        assert schema.get("type") == "object", unit["name"]
+        assert "Derived from the declared state types" in schema["description"], unit["name"]
+
+    session = shared_server.new_session({"unit": "login"})["session"]
+    login, _ = live_view(shared_server, session, "login")
+    view_validator(document, "login").validate(login)
+    assert login["error"] is None and "password" not in login
+    for action, value in [("username", "david"), ("password", "blaine123"), ("submit", None)]:
+        assert shared_server.act(session, "login", action, value).status == 200
+
+    def main_page():
+        response = shared_server.request("GET", "/api/pages/main", session=session)
+        return response.json()["view"] if response.status == 200 else None
+
+    main = poll(main_page)
+    assert main and main["user"] == "david", main
+    view_validator(document, "main").validate(main)
+    assert shared_server.act(session, "main", "openSettings").status == 200
+    settings, _ = live_view(shared_server, session, "settings")
+    view_validator(document, "settings").validate(settings)
+    assert shared_server.act(session, "settings", "theme", "dark").status == 200
+    settings, _ = live_view(shared_server, session, "settings")
+    assert settings["theme"] == "dark"
+    view_validator(document, "settings").validate(settings)
+    # A view that breaks its schema is caught: the theme must be one of the themes.
+    assert not view_validator(document, "settings").is_valid({**settings, "theme": "blue"})

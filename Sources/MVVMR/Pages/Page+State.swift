@@ -240,24 +240,19 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
             // Elements whose bytes are the same are the same value (an unchanged row shares its strings' storage with
             // the row it was copied from), so they are passed over without copying them out or calling `==`; only
             // the others are compared as values.
-            let changed = elements.withUnsafeBufferPointer { new in
-                last.withUnsafeBufferPointer { old -> [Int]? in
-                    guard let newBase = new.baseAddress, let oldBase = old.baseAddress else { return [] }
-                    var changed: [Int] = []
+            var changes: [PageDocument.ElementChange] = []
+            let isSmall = try elements.withUnsafeBufferPointer { new in
+                try last.withUnsafeBufferPointer { old -> Bool in
+                    guard let newBase = new.baseAddress, let oldBase = old.baseAddress else { return true }
                     for index in 0..<new.count {
                         if Self.sameBytes(newBase + index, oldBase + index) || new[index] == old[index] { continue }
-                        guard changed.count < limit else { return nil }
-                        changed.append(index)
+                        guard changes.count < limit else { return false }
+                        changes.append(PageDocument.ElementChange(index: index, value: try json(new[index])))
                     }
-                    return changed
+                    return true
                 }
             }
-            let isSmall = changed != nil
-            if let changed, changed.isEmpty { return true }
-            var changes: [PageDocument.ElementChange] = []
-            for index in changed ?? [] {
-                changes.append(PageDocument.ElementChange(index: index, value: try json(elements[index])))
-            }
+            if isSmall && changes.isEmpty { return true }
             let key = identityKey ?? document.identityKey(at: pointer)
             identityKey = key
             if isSmall, document.writeElements(changes, at: pointer, count: elements.count, identityKey: key) {
