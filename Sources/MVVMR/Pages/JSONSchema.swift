@@ -1,4 +1,5 @@
 import JSONPatch
+import Locking
 
 /// The JSON Schema (2020-12, as OpenAPI 3.1 uses it) of a `Decodable` type, derived from the type itself: the
 /// type is decoded once from a decoder that answers every request and notes what was asked for.
@@ -23,8 +24,15 @@ public struct JSONSchema: Sendable, Hashable {
     /// The schema of `type`.
     /// - Parameter type: a `Decodable` type.
     public static func of<Value: Decodable>(_ type: Value.Type) -> JSONSchema {
-        JSONSchema(document: SchemaProbe.schema(of: type, depth: 0))
+        let key = ObjectIdentifier(type)
+        if let known = cache.withLock({ $0[key] }) { return known }
+        let schema = JSONSchema(document: SchemaProbe.schema(of: type, depth: 0))
+        cache.withLock { $0[key] = schema }
+        return schema
     }
+
+    /// Schemas already derived, by type: a page declares its actions at every bind, and a type's schema never changes.
+    private static let cache = Locked<[ObjectIdentifier: JSONSchema]>([:])
 
     /// The JSON type an action's value of this schema has, for the unit's action list.
     var actionValueType: ActionValueType {
@@ -76,6 +84,29 @@ extension JSONSchemaDescribing where Self: CaseIterable & RawRepresentable, RawV
 
     /// The first case.
     public static var schemaSample: Self? { allCases.first }
+}
+
+/// One derivation's state: the types being described on the current path, outermost first.
+final class SchemaProbeRun {
+    var path: [ObjectIdentifier] = []
+}
+
+/// An `Optional`, seen through a metatype: the schema of what it wraps, and a nil.
+protocol OptionalSchemaSample {
+    /// The wrapped type's schema.
+    static func wrappedSchema(depth: Int, run: SchemaProbeRun) -> JSONValue
+    /// `nil`, as the optional type.
+    static var noneSample: Any { get }
+}
+
+extension Optional: OptionalSchemaSample where Wrapped: Decodable {
+    static func wrappedSchema(depth: Int, run: SchemaProbeRun) -> JSONValue {
+        let node = SchemaNode()
+        _ = SchemaProbe.sample(of: Wrapped.self, into: node, depth: depth, run: run)
+        return node.document
+    }
+
+    static var noneSample: Any { Wrapped?.none as Any }
 }
 
 /// What the probe learned of one value.
@@ -142,18 +173,22 @@ struct SchemaProbe: Decoder {
 
     let node: SchemaNode
     let depth: Int
+    /// The run this probe belongs to: the types being described on the current path.
+    let run: SchemaProbeRun
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     /// The schema of `type`, as JSON.
     static func schema<Value: Decodable>(of type: Value.Type, depth: Int) -> JSONValue {
         let node = SchemaNode()
-        _ = sample(of: type, into: node, depth: depth)
+        _ = sample(of: type, into: node, depth: depth, run: SchemaProbeRun())
         return node.document
     }
 
     /// Decodes a sample of `type`, noting its shape in `node`; nil when it does not decode.
-    static func sample<Value: Decodable>(of type: Value.Type, into node: SchemaNode, depth: Int) -> Value? {
+    static func sample<Value: Decodable>(
+        of type: Value.Type, into node: SchemaNode, depth: Int, run: SchemaProbeRun
+    ) -> Value? {
         if let described = type as? any JSONSchemaDescribing.Type {
             node.shape = .described(described.jsonSchema)
             return described.schemaSample as? Value
@@ -162,16 +197,32 @@ struct SchemaProbe: Decoder {
             node.shape = .unknown
             return JSONValue.null as? Value
         }
-        guard depth < depthLimit else {
+        if let optional = type as? any OptionalSchemaSample.Type {
+            // An optional anywhere (an element, a dictionary's value, an action's value): its wrapped type's schema,
+            // with `null` allowed; nil is a valid sample.
+            node.shape = .described(JSONSchema.nullable(optional.wrappedSchema(depth: depth, run: run)))
+            return optional.noneSample as? Value
+        }
+        let identifier = ObjectIdentifier(type)
+        // A type met again on its own path is recursive: described once, `{}` below (so a type with several
+        // recursive members costs one pass, not one per path).
+        guard depth < depthLimit, !run.path.contains(identifier) else {
             node.failed = true
             return nil
         }
+        run.path.append(identifier)
+        defer { run.path.removeLast() }
         do {
-            return try Value(from: SchemaProbe(node: node, depth: depth + 1))
+            return try Value(from: SchemaProbe(node: node, depth: depth + 1, run: run))
         } catch {
             node.failed = true
             return nil
         }
+    }
+
+    /// Whether `type` is being described on the current path (so a sample of it would recurse).
+    static func isRecursive(_ type: Any.Type, in run: SchemaProbeRun) -> Bool {
+        run.path.contains(ObjectIdentifier(type))
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -225,7 +276,7 @@ struct SchemaSingleValueProbe: SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { probe.scalar(0, type: "integer") }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         // The wrapper's schema is its content's: decode the content into this node.
-        guard let value = SchemaProbe.sample(of: type, into: probe.node, depth: probe.depth) else {
+        guard let value = SchemaProbe.sample(of: type, into: probe.node, depth: probe.depth, run: probe.run) else {
             throw probe.undescribable("\(type) cannot be described")
         }
         return value
@@ -252,7 +303,7 @@ struct SchemaKeyedProbe<Key: CodingKey>: KeyedDecodingContainerProtocol {
         } else {
             probe.node.properties.append((key.stringValue, node, optional))
         }
-        guard let value = SchemaProbe.sample(of: type, into: node, depth: probe.depth) else {
+        guard let value = SchemaProbe.sample(of: type, into: node, depth: probe.depth, run: probe.run) else {
             throw probe.undescribable("\(key.stringValue) cannot be described")
         }
         return value
@@ -263,7 +314,11 @@ struct SchemaKeyedProbe<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard probe.depth < SchemaProbe.depthLimit else { return nil }
+        // Past the depth limit, or a type on its own path: described as anything, and absent, so decoding goes on.
+        guard probe.depth < SchemaProbe.depthLimit, !SchemaProbe.isRecursive(T.self, in: probe.run) else {
+            probe.node.properties.append((key.stringValue, SchemaNode(), true))
+            return nil
+        }
         return try member(type, forKey: key, optional: true)
     }
 
@@ -287,19 +342,49 @@ struct SchemaKeyedProbe<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
         try member(type, forKey: key, optional: true)
     }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? {
+        try member(type, forKey: key, optional: true)
+    }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? {
+        try member(type, forKey: key, optional: true)
+    }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let node = SchemaNode()
         probe.node.properties.append((key.stringValue, node, false))
-        return try SchemaProbe(node: node, depth: probe.depth + 1).container(keyedBy: type)
+        return try SchemaProbe(node: node, depth: probe.depth + 1, run: probe.run).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let node = SchemaNode()
         probe.node.properties.append((key.stringValue, node, false))
-        return try SchemaProbe(node: node, depth: probe.depth + 1).unkeyedContainer()
+        return try SchemaProbe(node: node, depth: probe.depth + 1, run: probe.run).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder { throw probe.undescribable("a super decoder cannot be described") }
@@ -327,7 +412,7 @@ final class SchemaUnkeyedProbe: UnkeyedDecodingContainer {
         currentIndex += 1
         let node = SchemaNode()
         probe.node.items = node
-        guard let value = SchemaProbe.sample(of: type, into: node, depth: probe.depth) else {
+        guard let value = SchemaProbe.sample(of: type, into: node, depth: probe.depth, run: probe.run) else {
             throw probe.undescribable("the elements cannot be described")
         }
         return value
@@ -337,14 +422,14 @@ final class SchemaUnkeyedProbe: UnkeyedDecodingContainer {
         currentIndex += 1
         let node = SchemaNode()
         probe.node.items = node
-        return try SchemaProbe(node: node, depth: probe.depth + 1).container(keyedBy: type)
+        return try SchemaProbe(node: node, depth: probe.depth + 1, run: probe.run).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         currentIndex += 1
         let node = SchemaNode()
         probe.node.items = node
-        return try SchemaProbe(node: node, depth: probe.depth + 1).unkeyedContainer()
+        return try SchemaProbe(node: node, depth: probe.depth + 1, run: probe.run).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder { throw probe.undescribable("a super decoder cannot be described") }

@@ -20,6 +20,11 @@ extension Page {
     @_disfavoredOverload
     public func bind<State: Encodable & Equatable>(_ state: Driver<State>, at path: PagePath = PagePath(.root)) {
         guard let pointer = resolve(path) else { return }
+        guard !(State.self is any KeyedCollectionState.Type) else {
+            // Its members would come in hashing order, which differs from one process to the next.
+            document.recordBindingFailure("a state bound whole must be a struct or a class, not a dictionary")
+            return
+        }
         let writer = StateWriter(document: document, pointer: pointer)
         // No comparison of the whole state first: each member compares itself, which costs the same when nothing
         // changed and saves a second pass over the state when something did.
@@ -66,12 +71,17 @@ final class StateWriter {
         /// A scalar member's JSON (or `null` for nil); nil for a member with a handler.
         var scalar: JSONValue?
         var handler: (any MemberHandler)?
+        /// The number of the last write that encoded this member.
+        var seen: Int
     }
 
     let document: PageDocument
     let pointer: JSONPointer
     private var slots: [Slot] = []
     private var cursor = 0
+    /// The writes so far, and how many slots the current one has encoded.
+    private var writes = 0
+    private var seenCount = 0
 
     init(document: PageDocument, pointer: JSONPointer) {
         self.document = document
@@ -81,10 +91,31 @@ final class StateWriter {
     /// Writes the members of `state` that changed since the last call.
     func write<State: Encodable>(_ state: State) {
         cursor = 0
+        writes += 1
+        seenCount = 0
         do {
             try state.encode(to: StateMemberEncoder(writer: self))
         } catch {
             document.recordBindingFailure("\(State.self) at \(pointer) does not encode: \(error)")
+            return
+        }
+        // A member this write left out (a hand-written `encode(to:)` that skips it) is `null` now, as a nil one is:
+        // the view never keeps a value the state no longer has.
+        guard seenCount < slots.count else { return }
+        for index in slots.indices where slots[index].seen != writes {
+            slots[index].seen = writes
+            if slots[index].scalar == .null { continue }
+            (slots[index].scalar, slots[index].handler) = (.null, nil)
+            document.write(.null, at: slots[index].pointer)
+        }
+    }
+
+    /// Notes that the current write encoded the member at `index`.
+    @inline(__always)
+    private func markSeen(_ index: Int) {
+        if slots[index].seen != writes {
+            slots[index].seen = writes
+            seenCount += 1
         }
     }
 
@@ -92,16 +123,19 @@ final class StateWriter {
     private func slotIndex(for key: String) -> Int? {
         if cursor < slots.count, slots[cursor].key == key {
             cursor += 1
+            markSeen(cursor - 1)
             return cursor - 1
         }
         guard let index = slots.firstIndex(where: { $0.key == key }) else { return nil }
         cursor = index + 1
+        markSeen(index)
         return index
     }
 
     private func newSlot(_ key: String, scalar: JSONValue?, handler: (any MemberHandler)?) -> JSONPointer {
         let memberPointer = pointer.appending(key)
-        slots.append(Slot(key: key, pointer: memberPointer, scalar: scalar, handler: handler))
+        slots.append(Slot(key: key, pointer: memberPointer, scalar: scalar, handler: handler, seen: writes))
+        seenCount += 1
         cursor = slots.count
         return memberPointer
     }
@@ -177,8 +211,9 @@ final class EquatableMember<Member: Encodable & Equatable>: MemberHandler {
     func write<Value: Encodable>(_ value: Value, to document: PageDocument, at pointer: JSONPointer) throws -> Bool {
         guard let member = MemberHandlers.cast(value, to: Member.self) else { return false }
         if member == last { return true }
-        last = member
+        // Kept as the last value only once written: a value that fails to encode is compared again next time.
         document.write(try StateWriter.encoder.encode(member), at: pointer)
+        last = member
         return true
     }
 
@@ -234,7 +269,7 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
 
     func write<Value: Encodable>(_ value: Value, to document: PageDocument, at pointer: JSONPointer) throws -> Bool {
         guard let elements = array(value) else { return false }
-        defer { last = elements }
+        // `last` becomes `elements` only once they are written: rows that failed to encode are compared again.
         if elements.count == last.count {
             let limit = Swift.max(1, elements.count / 8)
             // Elements whose bytes are the same are the same value (an unchanged row shares its strings' storage with
@@ -252,14 +287,19 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
                     return true
                 }
             }
-            if isSmall && changes.isEmpty { return true }
+            if isSmall && changes.isEmpty {
+                last = elements
+                return true
+            }
             let key = identityKey ?? document.identityKey(at: pointer)
             identityKey = key
             if isSmall, document.writeElements(changes, at: pointer, count: elements.count, identityKey: key) {
+                last = elements
                 return true
             }
         }
         document.write(.array(try elements.map(json)), at: pointer)
+        last = elements
         return true
     }
 
@@ -367,6 +407,36 @@ struct StateMemberContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
         if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
     }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type, forKey key: Key
@@ -380,8 +450,12 @@ struct StateMemberContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         return StateRefusedContainer()
     }
 
-    mutating func superEncoder() -> any Encoder { StateMemberEncoder(writer: writer) }
-    mutating func superEncoder(forKey key: Key) -> any Encoder { StateMemberEncoder(writer: writer) }
+    // A super encoder's members would mix with the state's own: refused, with a reason, rather than written wrong.
+    mutating func superEncoder() -> any Encoder {
+        writer.document.recordBindingFailure("a state bound whole cannot encode through a super encoder; bind it at a path")
+        return StateRefusedEncoder()
+    }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder() }
 }
 
 /// Where the writes of a state that is not an object go: nowhere (the binding failure says why).
@@ -422,3 +496,8 @@ struct StateRefusedEncoder: Encoder {
     func unkeyedContainer() -> any UnkeyedEncodingContainer { StateRefusedContainer() }
     func singleValueContainer() -> any SingleValueEncodingContainer { StateRefusedContainer() }
 }
+
+/// A dictionary: refused as a state bound whole (see ``Page/bind(_:at:)``).
+protocol KeyedCollectionState {}
+
+extension Dictionary: KeyedCollectionState {}

@@ -30,9 +30,18 @@ public final class StateReducer<State, Event> {
     /// The state after the latest event.
     public var state: State { current }
     @usableFromInline var current: State
-    @usableFromInline let states: DriverRelay<State>
-    @usableFromInline let routes = Relay<Route>()
-    @usableFromInline let publications = Relay<TopicMessage>()
+    /// The node the page's output is, once `run` made it: it emits the state when the page connects and each new
+    /// one after. Held weakly: the page's subscription holds it (and it holds the reducer), so a released page frees
+    /// both, with no cycle.
+    @usableFromInline weak var states: StreamNode<State>?
+    /// Whether an event is being applied, and the events sent meanwhile (from the reduce function, or an effect that
+    /// answered at once), applied in order after it.
+    @usableFromInline var isApplying = false
+    @usableFromInline var queued: [Event] = []
+    /// The routes and topic messages effects ask for; made only by `run(_:on:reduce:)`, since a reducer without
+    /// effects never has any (a page keeps less per session).
+    @usableFromInline var routes: Relay<Route>?
+    @usableFromInline var publications: Relay<TopicMessage>?
     /// Applies an event, returning what to do once the new state is out (its effect); set by `run`.
     @usableFromInline var step: ((inout State, Event) -> (() -> Void)?)?
     /// Running effects started with a key, by key: a new one with the same key replaces it.
@@ -49,7 +58,6 @@ public final class StateReducer<State, Event> {
     @inlinable
     public init(_ initial: State) {
         current = initial
-        states = DriverRelay(initial)
         isSame = nil
     }
 
@@ -58,7 +66,6 @@ public final class StateReducer<State, Event> {
     @inlinable
     public init(_ initial: State) where State: Equatable {
         current = initial
-        states = DriverRelay(initial)
         isSame = { $0 == $1 }
     }
 
@@ -81,29 +88,40 @@ public final class StateReducer<State, Event> {
     @inlinable
     public func send(_ event: Event) {
         guard let step else { return }
+        if isApplying {
+            queued.append(event)
+            return
+        }
+        isApplying = true
+        apply(event, step)
+        while !queued.isEmpty { apply(queued.removeFirst(), step) }
+        isApplying = false
+    }
+
+    /// Applies one event: the new state, emitted unless unchanged, then its effect.
+    @inlinable
+    func apply(_ event: Event, _ step: (inout State, Event) -> (() -> Void)?) {
         var next = current
         let effect = step(&next, event)
         let unchanged = isSame?(current, next) ?? false
         current = next
-        if !unchanged { states.accept(next) }
+        if !unchanged { states?.emit(next) }
         effect?()
     }
 
     @inlinable
     func output(of events: Signal<Event>) -> StateOutput<State> {
-        let states = self.states
-        // Held strongly: the output keeps its reducer alive (a ViewModel tested alone may be gone), and nothing the
-        // reducer holds refers back to the output, so there is no cycle.
-        let driver = Driver<State>(connect: { [self] target in
-            let statesSubscription = states.driver.subscribe { target.emit($0) }
+        // The node holds its reducer (a ViewModel tested alone may be gone); the reducer holds it weakly.
+        let node = StreamNode<State>(replaysLatest: true, connector: { [self] target in
+            target.emit(current)
             let eventsSubscription = events.subscribe { [self] in send($0) }
             return Subscription { [self] in
                 eventsSubscription.dispose()
-                statesSubscription.dispose()
                 cancelAllWork()
             }
         })
-        return StateOutput(state: driver, routes: routes.signal, publications: publications.signal)
+        states = node
+        return StateOutput(state: Driver(node: node), routes: routes?.signal, publications: publications?.signal)
     }
 
     @usableFromInline
@@ -126,6 +144,8 @@ extension StateReducer {
     public func run(
         _ events: Signal<Event>, on scheduler: Scheduler, reduce: @escaping (inout State, Event) -> Effect<Event>
     ) -> StateOutput<State> {
+        routes = Relay()
+        publications = Relay()
         step = { [weak self] state, event in
             let effect = reduce(&state, event)
             if effect.steps == nil { return nil }
@@ -156,12 +176,12 @@ extension StateReducer {
             case .cancel(let key):
                 keyedWork.removeValue(forKey: key)?.dispose()
             case .route(let route):
-                routes.accept(route)
+                routes?.accept(route)
             case .publish(let topic, let value):
                 // A value that does not encode, or a name that is not a topic's, publishes nothing, as with
                 // `page.publish(_:on:)`.
                 guard let value, TopicName.isValid(topic) else { continue }
-                publications.accept(TopicMessage(topic: topic, value: value))
+                publications?.accept(TopicMessage(topic: topic, value: value))
             }
         }
     }
@@ -273,22 +293,24 @@ public struct StateOutput<State> {
     /// The state.
     public let state: Driver<State>
     /// The navigation the effects asked for.
-    public let routes: Signal<Route>
-    /// The topic messages the effects asked for.
-    let publications: Signal<TopicMessage>
+    public var routes: Signal<Route> { routeSignal ?? .never }
+    /// The navigation, when there can be any.
+    let routeSignal: Signal<Route>?
+    /// The topic messages the effects asked for, when there can be any.
+    let publications: Signal<TopicMessage>?
 
     /// A state with no navigation, or with `routes`.
     /// - Parameters:
     ///   - state: the state.
     ///   - routes: the navigation; none by default.
     public init(state: Driver<State>, routes: Signal<Route> = .never) {
-        self.init(state: state, routes: routes, publications: .never)
+        self.init(state: state, routes: .some(routes), publications: nil)
     }
 
     @usableFromInline
-    init(state: Driver<State>, routes: Signal<Route>, publications: Signal<TopicMessage>) {
+    init(state: Driver<State>, routes: Signal<Route>?, publications: Signal<TopicMessage>?) {
         self.state = state
-        self.routes = routes
+        self.routeSignal = routes
         self.publications = publications
     }
 }
@@ -297,8 +319,8 @@ extension StateOutput: PageOutput where State: Encodable & Equatable {
     /// Binds the state at the page's root and the routes to the router.
     public func bind(to page: Page) {
         page.bind(state)
-        page.route(routes)
-        page.publish(publications)
+        if let routeSignal { page.route(routeSignal) }
+        if let publications { page.publish(publications) }
     }
 }
 
