@@ -43,8 +43,17 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     /// The JSON Schema of the page's view (with its parts at their paths), derived from the Output's state type
     /// when it is a whole state; `{}` (anything) when the View binds path by path.
     public let viewSchema: JSONValue
-    /// What the unit pairs, for telling two units of one name apart: its View and ViewModel types.
-    let declaration: String
+    /// What the unit pairs, for telling two units of one name apart: its View and ViewModel types (by identity, so
+    /// two modules' types of one name differ), its parts and its entry rule.
+    let declaration: Declaration
+
+    /// See ``declaration``.
+    struct Declaration: Sendable, Hashable {
+        let view: ObjectIdentifier
+        let viewModel: ObjectIdentifier
+        /// The entry rule and the parts, as text.
+        let rest: [String]
+    }
 
     /// Pairs `view` with `viewModel` under `name`.
     /// - Parameters:
@@ -74,11 +83,16 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         for part in parts {
             if !partNames.insert(part.name).inserted { problems.append("unit \(name): two parts are named \(part.name)") }
             if !partPaths.insert(part.path).inserted { problems.append("unit \(name): two parts write at \(part.path)") }
+            for other in parts where other.name != part.name && part.path.isProperPrefix(of: other.path) {
+                problems.append("unit \(name): the part \(other.name) writes inside the part \(part.name)")
+            }
             if part.path.tokens.isEmpty { problems.append("unit \(name): the part \(part.name) is mounted at the root") }
             problems += part.unit.problems.map { "\($0) (a part of \(name))" }
         }
         self.problems = problems
-        declaration = "\(ViewType.self)+\(ViewModelType.self)"
+        declaration = Declaration(
+            view: ObjectIdentifier(ViewType.self), viewModel: ObjectIdentifier(ViewModelType.self),
+            rest: ["\(entry)"] + parts.map { "\($0.name)@\($0.path)" })
         viewSchema = Self.schema(of: ViewType.Output.self, parts: parts)
         for part in parts {
             actions += part.unit.actions.map {
@@ -113,7 +127,8 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         self.isRestorable = false
         self.problems = []
         self.viewSchema = viewSchema
-        self.declaration = "failing:" + name
+        self.declaration = Declaration(
+            view: ObjectIdentifier(UnitCase.self), viewModel: ObjectIdentifier(UnitCase.self), rest: ["failing", name])
         self.bindPair = bindPair
     }
 

@@ -137,6 +137,14 @@ final class HalfViewModel: ViewModel {
             parts: [UnitPart("a", .notes), UnitPart("a", .notes, at: JSONPointer(tokens: ["b"])), UnitPart("c", .notes, at: .root)])
         #expect(parts.problems.contains("unit doubled: two parts are named a"))
         #expect(parts.problems.contains("unit doubled: the part c is mounted at the root"))
+        let nested = UnitCase(
+            "nested", view: NotesView.self, viewModel: NotesViewModel.self,
+            parts: [UnitPart("outer", .notes), UnitPart("inner", .notes, at: JSONPointer(tokens: ["outer", "x"]))])
+        #expect(nested.problems == ["unit nested: the part inner writes inside the part outer"])
+        // The same declaration listed twice is one unit, not a problem; another entry rule under the name is one.
+        #expect(UnitRegistry(root: .notes, units: [.notes, .notes]).problems.isEmpty)
+        let flowOnly = UnitCase("notes", view: NotesView.self, viewModel: NotesViewModel.self, entry: .flowOnly)
+        #expect(UnitRegistry(root: .notes, units: [flowOnly]).problems == ["unit notes: two different units are named notes"])
     }
 
     @Test func partsReadWhatTheirPageShares() throws {
