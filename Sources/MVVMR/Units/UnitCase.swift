@@ -45,15 +45,7 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
     public let viewSchema: JSONValue
     /// What the unit pairs, for telling two units of one name apart: its View and ViewModel types (by identity, so
     /// two modules' types of one name differ), its parts and its entry rule.
-    let declaration: Declaration
-
-    /// See ``declaration``.
-    struct Declaration: Sendable, Hashable {
-        let view: ObjectIdentifier
-        let viewModel: ObjectIdentifier
-        /// The entry rule and the parts, as text.
-        let rest: [String]
-    }
+    let declaration: String
 
     /// Pairs `view` with `viewModel` under `name`.
     /// - Parameters:
@@ -90,9 +82,10 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
             problems += part.unit.problems.map { "\($0) (a part of \(name))" }
         }
         self.problems = problems
-        declaration = Declaration(
-            view: ObjectIdentifier(ViewType.self), viewModel: ObjectIdentifier(ViewModelType.self),
-            rest: ["\(entry)"] + parts.map { "\($0.name)@\($0.path)" })
+        // `ObjectIdentifier`s print the types' addresses: unique, unlike their names.
+        declaration =
+            "\(ObjectIdentifier(ViewType.self)) \(ObjectIdentifier(ViewModelType.self)) \(entry) "
+            + parts.map { "\($0.name)@\($0.path)" }.joined(separator: ",")
         viewSchema = Self.schema(of: ViewType.Output.self, parts: parts)
         for part in parts {
             actions += part.unit.actions.map {
@@ -127,8 +120,7 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         self.isRestorable = false
         self.problems = []
         self.viewSchema = viewSchema
-        self.declaration = Declaration(
-            view: ObjectIdentifier(UnitCase.self), viewModel: ObjectIdentifier(UnitCase.self), rest: ["failing", name])
+        self.declaration = "failing " + name
         self.bindPair = bindPair
     }
 
