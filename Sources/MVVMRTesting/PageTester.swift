@@ -16,8 +16,10 @@ import Testing
 ///     let tester = try PageTester(.greeting, services: services)
 ///     #expect(tester.view == ["greeting": "Say hello to who?"])
 ///     tester.send(GreetingAction.showGreeting) { $0[at: "/greeting"] = "Hello David Blaine" }
-///     tester.send(TodoAction.add, encoding: NewTodo(title: "Milk")) { $0[at: "/todos/0/title"] = "Milk" }
-///     #expect(tester.sendRefused(TodoAction.add, ["title": 5])?.code == .invalidValue)
+///     // A value of any Encodable type, encoded as a client sends it:
+///     tester.send(NotesAction.add, encoding: NewNote(text: "Milk")) { $0[at: "/rows/0/text"] = "Milk" }
+///     // A refusal, checked to change nothing:
+///     #expect(tester.sendRefused(NotesAction.add, ["text": 5])?.code == .invalidValue)
 /// }
 /// ```
 ///
