@@ -100,12 +100,50 @@ import Testing
         }
         let store = try Self.open(path, moveThreshold: 2)
         defer { store.close() }
-        #expect(try store.writerPragma("PRAGMA user_version") == 2)
+        #expect(try store.writerPragma("PRAGMA user_version") == 3)
         #expect(try store.load("a")?.records == (1...3).map { record("a", $0) })
         #expect(failureKind(appendWaiting(record("a", 3), to: store)) == .outOfOrder)
         for number in 4...6 { #expect(failureKind(appendWaiting(record("a", number), to: store)) == nil) }
         #expect(try store.load("a")?.records == (1...6).map { record("a", $0) })
         #expect(try store.sessions(lastActiveBefore: 51, limit: 5) == ["a"])
+    }
+
+    @Test func aVersionTwoFileIsUpgradedWithEveryRecordKeptAndItsRecordsIndexedInTheLog() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        do {
+            // A file as the build before the log's index wrote it: records moved into `records` (a's 1-2 and b's
+            // 1), others still in the log (a's 3-4), a snapshot of b's, and the log's rows numbered through 9.
+            let old = try SQLiteConnection(path: path, create: true, readOnly: false)
+            try SQLiteSchema.configure(old, durability: .process)
+            try old.execute(SQLiteSchema.creation + SQLiteSchema.logTable + "PRAGMA user_version = 2;")
+            try old.execute(
+                "INSERT INTO sessions (id, last_number, last_active, snapshot_number, snapshot) VALUES "
+                    + "('a', 2, 50, NULL, NULL), ('b', 2, 40, 1, 'snap');"
+                    + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
+                    + "('a', 2, '{\"input\":2}'), ('b', 2, '{\"input\":2}');"
+                    + "INSERT INTO log (seq, session, number, last_active, body) VALUES "
+                    + "(8, 'a', 3, 60, '{\"input\":3}'), (9, 'a', 4, 61, '{\"input\":4}');"
+                    + "UPDATE log_state SET moved_through = 7;")
+        }
+        let store = try Self.open(path, moveThreshold: 100)
+        #expect(try store.writerPragma("PRAGMA user_version") == 3)
+        #expect(try store.writerPragma("SELECT count(*) FROM sqlite_master WHERE name = 'records'") == 0)
+        #expect(try store.load("a")?.records == (1...4).map { record("a", $0) })
+        #expect(try store.load("b")?.records == [record("b", 2)])
+        #expect(try store.load("b")?.snapshot == StoredSnapshot(number: 1, body: Array("snap".utf8)))
+        #expect(store.logRowCount == 0, "every record is indexed")
+        // Row numbers go on past every one used before.
+        #expect(try store.writerPragma("SELECT min(seq) FROM log") ?? 0 > 9)
+        #expect(failureKind(appendWaiting(record("a", 4), to: store)) == .outOfOrder)
+        for number in 5...6 { #expect(failureKind(appendWaiting(record("a", number), to: store)) == nil) }
+        #expect(try store.sessions(lastActiveBefore: 62, limit: 5).sorted() == ["a", "b"])
+        store.close()
+        let reopened = try Self.open(path, moveThreshold: 100)
+        defer { reopened.close() }
+        #expect(reopened.logRowCount == 2, "a's 5 and 6 are not indexed yet")
+        #expect(try reopened.load("a")?.records == (1...6).map { record("a", $0) })
     }
 
     @Test func readsRacingAppendsAndMovesSeeEveryCompletedRecordWithNoGap() throws {
