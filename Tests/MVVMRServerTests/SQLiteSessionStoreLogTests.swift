@@ -4,8 +4,9 @@ import Testing
 
 @testable import MVVMRServer
 
-/// The SQLite store's layout: appends go to one shared log, which the writer moves into the per-session table now
-/// and then. Whatever the log holds, a read finds every completed append, in number order, with no gap.
+/// The SQLite store's layout: appends go to one shared log, whose rows the writer indexes by session now and then
+/// ("moves", as the tests call it). Whatever is indexed, a read finds every completed append, in number order, with
+/// no gap.
 @Suite struct SQLiteSessionStoreLogTests {
     private static func open(_ path: String, moveThreshold: Int) throws -> SQLiteSessionStore {
         try SQLiteSessionStore(
@@ -144,6 +145,34 @@ import Testing
         defer { reopened.close() }
         #expect(reopened.logRowCount == 2, "a's 5 and 6 are not indexed yet")
         #expect(try reopened.load("a")?.records == (1...6).map { record("a", $0) })
+    }
+
+    @Test func rowsATouchIndexedAreNotListedAgainWhenTheFileIsReopened() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        do {
+            let store = try Self.open(path, moveThreshold: 1_000)
+            defer { store.close() }
+            for number in 1...4 { appendWaiting(record("a", number), to: store, lastActive: 70) }
+            for number in 1...2 { appendWaiting(record("b", number), to: store, lastActive: 80) }
+            // a's rows are indexed one by one and stay in the log, above the bulk indexing's mark.
+            try store.touch("a", at: 75)
+            #expect(store.logRowCount == 2)
+        }
+        let reopened = try Self.open(path, moveThreshold: 1_000)
+        defer { reopened.close() }
+        #expect(reopened.logRowCount == 2, "only b's rows are not indexed")
+        #expect(try reopened.load("a")?.records == (1...4).map { record("a", $0) })
+        #expect(failureKind(appendWaiting(record("a", 5), to: reopened)) == nil)
+        #expect(failureKind(appendWaiting(record("a", 5), to: reopened)) == .outOfOrder)
+        // The next bulk indexing takes a's rows again, to the same rows: each record is read once.
+        let moving = try Self.open(path, moveThreshold: 1)
+        defer { moving.close() }
+        appendWaiting(record("b", 3), to: moving, lastActive: 90)
+        #expect(moving.logRowCount == 0)
+        #expect(try moving.load("a")?.records == (1...5).map { record("a", $0) })
+        #expect(try moving.load("b")?.records == (1...3).map { record("b", $0) })
     }
 
     @Test func readsRacingAppendsAndMovesSeeEveryCompletedRecordWithNoGap() throws {
