@@ -14,6 +14,15 @@ import Testing
             testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: moveThreshold, logMoveSlice: .max))
     }
 
+    /// Writes a store file as an older build did: its `tables`, then `rows`. Returns the file's schema version.
+    private static func writeOldFile(at path: String, tables: String, rows: String) throws -> Int64? {
+        let old = try SQLiteConnection(path: path, create: true, readOnly: false)
+        try SQLiteSchema.configure(old, durability: .process)
+        try old.execute(tables)
+        try old.execute(rows)
+        return try old.integer("PRAGMA user_version")
+    }
+
     @Test func recordsInTheLogAndRecordsMovedOutOfItLoadAsOneLog() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
@@ -88,17 +97,13 @@ import Testing
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        do {
-            // A file as the build before the shared log wrote it.
-            let old = try SQLiteConnection(path: path, create: true, readOnly: false)
-            try SQLiteSchema.configure(old, durability: .process)
-            try old.execute(SQLiteSchema.creation)
-            try old.execute(
-                "INSERT INTO sessions (id, last_number, last_active) VALUES ('a', 3, 50);"
-                    + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
-                    + "('a', 2, '{\"input\":2}'), ('a', 3, '{\"input\":3}');")
-            #expect(try old.integer("PRAGMA user_version") == 1)
-        }
+        // A file as the build before the shared log wrote it.
+        let version = try Self.writeOldFile(
+            at: path, tables: SQLiteSchema.creation,
+            rows: "INSERT INTO sessions (id, last_number, last_active) VALUES ('a', 3, 50);"
+                + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
+                + "('a', 2, '{\"input\":2}'), ('a', 3, '{\"input\":3}');")
+        #expect(version == 1)
         let store = try Self.open(path, moveThreshold: 2)
         defer { store.close() }
         #expect(try store.writerPragma("PRAGMA user_version") == 3)
@@ -113,21 +118,18 @@ import Testing
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        do {
-            // A file as the build before the log's index wrote it: records moved into `records` (a's 1-2 and b's
-            // 1), others still in the log (a's 3-4), a snapshot of b's, and the log's rows numbered through 9.
-            let old = try SQLiteConnection(path: path, create: true, readOnly: false)
-            try SQLiteSchema.configure(old, durability: .process)
-            try old.execute(SQLiteSchema.creation + SQLiteSchema.logTable + "PRAGMA user_version = 2;")
-            try old.execute(
-                "INSERT INTO sessions (id, last_number, last_active, snapshot_number, snapshot) VALUES "
-                    + "('a', 2, 50, NULL, NULL), ('b', 2, 40, 1, 'snap');"
-                    + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
-                    + "('a', 2, '{\"input\":2}'), ('b', 2, '{\"input\":2}');"
-                    + "INSERT INTO log (seq, session, number, last_active, body) VALUES "
-                    + "(8, 'a', 3, 60, '{\"input\":3}'), (9, 'a', 4, 61, '{\"input\":4}');"
-                    + "UPDATE log_state SET moved_through = 7;")
-        }
+        // A file as the build before the log's index wrote it: records moved into `records` (a's 1-2 and b's 2),
+        // others still in the log (a's 3-4), a snapshot of b's, and the log's rows numbered through 9.
+        let version = try Self.writeOldFile(
+            at: path, tables: SQLiteSchema.creation + SQLiteSchema.logTable + "PRAGMA user_version = 2;",
+            rows: "INSERT INTO sessions (id, last_number, last_active, snapshot_number, snapshot) VALUES "
+                + "('a', 2, 50, NULL, NULL), ('b', 2, 40, 1, 'snap');"
+                + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
+                + "('a', 2, '{\"input\":2}'), ('b', 2, '{\"input\":2}');"
+                + "INSERT INTO log (seq, session, number, last_active, body) VALUES "
+                + "(8, 'a', 3, 60, '{\"input\":3}'), (9, 'a', 4, 61, '{\"input\":4}');"
+                + "UPDATE log_state SET moved_through = 7;")
+        #expect(version == 2)
         let store = try Self.open(path, moveThreshold: 100)
         #expect(try store.writerPragma("PRAGMA user_version") == 3)
         #expect(try store.writerPragma("SELECT count(*) FROM sqlite_master WHERE name = 'records'") == 0)
