@@ -180,6 +180,29 @@ import Testing
         #expect(try moving.load("b")?.records == (1...3).map { record("b", $0) })
     }
 
+    @Test func droppingIndexedRecordsDeletesTheirRowsFromTheLogToo() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let store = try Self.open(directory.path + "/sessions.sqlite", moveThreshold: 1)
+        defer { store.close() }
+        for number in 1...6 { appendWaiting(record("a", number), to: store) }
+        for number in 1...2 { appendWaiting(record("b", number), to: store) }
+        store.flush()
+        #expect(store.logRowCount == 0, "every row is indexed")
+        let rows = { (session: String) throws -> Int64? in
+            try store.writerPragma("SELECT count(*) FROM log WHERE session = '\(session)'")
+        }
+        try store.saveSnapshot(StoredSnapshot(number: 3, body: [1]), of: "a")
+        #expect(try rows("a") == 3, "the snapshot's records 1-3 left the log")
+        try store.removeRecords([5], of: "a")
+        #expect(try rows("a") == 2)
+        #expect(try store.load("a")?.records.map(\.number) == [4, 6])
+        try store.delete("b")
+        #expect(try rows("b") == 0)
+        #expect(try store.writerPragma("SELECT count(*) FROM log_index WHERE session = 'b'") == 0)
+        #expect(try rows("a") == 2, "another session's rows stay")
+    }
+
     @Test func readsRacingAppendsAndMovesSeeEveryCompletedRecordWithNoGap() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
