@@ -11,24 +11,20 @@ final class WriterDatabase {
     private let selectSession: SQLiteStatement
     private let appendToLog: SQLiteStatement
     private let selectLog: SQLiteStatement
-    private let moveLogRecords: SQLiteStatement
-    private let moveLogSessions: SQLiteStatement
+    private let insertIndexEntries: SQLiteStatement
+    private let noteLogInSessions: SQLiteStatement
     private let selectMoveWatermark: SQLiteStatement
     private let deleteLogRow: SQLiteStatement
     private let deleteLogRange: SQLiteStatement
-    private let moveLogRow: SQLiteStatement
+    private let insertIndexEntry: SQLiteStatement
     private let upsertSession: SQLiteStatement
     private let noteMovedThrough: SQLiteStatement
     private let selectHighestSeq: SQLiteStatement
     private let updateSnapshot: SQLiteStatement
-    private let deleteIndexedThrough: SQLiteStatement
-    private let deleteIndexThrough: SQLiteStatement
-    private let deleteIndexedRecord: SQLiteStatement
-    private let deleteIndexEntry: SQLiteStatement
+    private let deleteIndexedRows: SQLiteStatement
+    private let deleteIndexEntries: SQLiteStatement
     private let touchSession: SQLiteStatement
     private let deleteSession: SQLiteStatement
-    private let deleteIndexedRecords: SQLiteStatement
-    private let deleteIndexEntries: SQLiteStatement
     /// `PRAGMA data_version` when the tail was last known to match the file: another connection's commit changes it.
     private var knownDataVersion: Int64?
     /// The `seq` the next row of the log gets (as committed: a transaction counts on from it in `TailChanges`).
@@ -92,11 +88,11 @@ final class WriterDatabase {
         // OR REPLACE: an entry another program left under the same key must not hold the log up forever; the
         // later row wins. Sorted, so that each session's index page is visited once. Rows a touch indexed already
         // are indexed again, to the same row.
-        moveLogRecords = try connection.prepare(
+        insertIndexEntries = try connection.prepare(
             "INSERT OR REPLACE INTO log_index (session, number, seq) SELECT session, number, seq FROM log "
                 + "WHERE seq > (SELECT moved_through FROM log_state) AND seq <= ?1 ORDER BY session, number")
         // `WHERE true` keeps SQLite from reading ON CONFLICT as a join's constraint.
-        moveLogSessions = try connection.prepare(
+        noteLogInSessions = try connection.prepare(
             "INSERT INTO sessions (id, last_number, last_active) "
                 + "SELECT session, max(number), max(last_active) FROM log "
                 + "WHERE seq > (SELECT moved_through FROM log_state) AND seq <= ?1 AND true GROUP BY session "
@@ -108,7 +104,7 @@ final class WriterDatabase {
         deleteLogRow = try connection.prepare("DELETE FROM log WHERE seq = ?1")
         deleteLogRange = try connection.prepare(
             "DELETE FROM log WHERE seq BETWEEN ?1 AND ?2 AND session = ?3 AND number <= ?4")
-        moveLogRow = try connection.prepare(
+        insertIndexEntry = try connection.prepare(
             "INSERT OR REPLACE INTO log_index (session, number, seq) SELECT session, number, seq FROM log WHERE seq = ?1")
         upsertSession = try connection.prepare(
             "INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3) "
@@ -119,17 +115,13 @@ final class WriterDatabase {
             "SELECT max(coalesce((SELECT max(seq) FROM log), 0), (SELECT moved_through FROM log_state))")
         updateSnapshot = try connection.prepare("UPDATE sessions SET snapshot_number = ?2, snapshot = ?3 WHERE id = ?1")
         // The log's rows go first, found through the index; then their entries.
-        deleteIndexedThrough = try connection.prepare(
-            "DELETE FROM log WHERE seq IN (SELECT seq FROM log_index WHERE session = ?1 AND number <= ?2)")
-        deleteIndexThrough = try connection.prepare("DELETE FROM log_index WHERE session = ?1 AND number <= ?2")
-        deleteIndexedRecord = try connection.prepare(
-            "DELETE FROM log WHERE seq IN (SELECT seq FROM log_index WHERE session = ?1 AND number = ?2)")
-        deleteIndexEntry = try connection.prepare("DELETE FROM log_index WHERE session = ?1 AND number = ?2")
+        deleteIndexedRows = try connection.prepare(
+            "DELETE FROM log WHERE seq IN "
+                + "(SELECT seq FROM log_index WHERE session = ?1 AND number BETWEEN ?2 AND ?3)")
+        deleteIndexEntries = try connection.prepare(
+            "DELETE FROM log_index WHERE session = ?1 AND number BETWEEN ?2 AND ?3")
         touchSession = try connection.prepare("UPDATE sessions SET last_active = ?2 WHERE id = ?1")
         deleteSession = try connection.prepare("DELETE FROM sessions WHERE id = ?1")
-        deleteIndexedRecords = try connection.prepare(
-            "DELETE FROM log WHERE seq IN (SELECT seq FROM log_index WHERE session = ?1)")
-        deleteIndexEntries = try connection.prepare("DELETE FROM log_index WHERE session = ?1")
         try readTailIfChanged()
         connection.countWALFrames()
     }
@@ -202,7 +194,7 @@ final class WriterDatabase {
             break
 
         case .moveLog(let count):
-            try moveLogInTransaction(oldest: count, changes: &changes)
+            try indexLogInTransaction(oldest: count, changes: &changes)
 
         case .saveSnapshot(let snapshot, let session):
             // The session's row says how far its log goes (its rows in the log included) before the fence looks.
@@ -217,24 +209,14 @@ final class WriterDatabase {
             try updateSnapshot.bind(snapshot.number, at: 2)
             try updateSnapshot.bind(snapshot.body, at: 3)
             try updateSnapshot.run()
-            for statement in [deleteIndexedThrough, deleteIndexThrough] {
-                try statement.bind(session, at: 1)
-                try statement.bind(snapshot.number, at: 2)
-                try statement.run()
-            }
+            try deleteIndexedRecords(of: session, numbered: Int.min...snapshot.number)
             // The records it stands for that are not indexed yet go by the tail's rowids.
             try removeLogRows(of: session, through: snapshot.number, changes: &changes)
 
         case .removeRecords(let numbers, let session):
             // Its row keeps the session's last number, even when the last record goes.
             try noteLoggedNumbers(of: session, changes: changes)
-            for number in numbers {
-                for statement in [deleteIndexedRecord, deleteIndexEntry] {
-                    try statement.bind(session, at: 1)
-                    try statement.bind(number, at: 2)
-                    try statement.run()
-                }
-            }
+            for number in numbers { try deleteIndexedRecords(of: session, numbered: number...number) }
             let removed = Set(numbers)
             try removeLogRows(of: session, changes: &changes) { removed.contains($0) }
 
@@ -242,17 +224,14 @@ final class WriterDatabase {
             for entry in activity {
                 // The session's rows leave the log first (their activity would count again at the next move); a
                 // session only the log had gets its row in `sessions`; an unknown one is ignored.
-                try moveLogRows(of: entry.session, changes: &changes)
+                try indexLogRows(of: entry.session, changes: &changes)
                 try touchSession.bind(entry.session, at: 1)
                 try touchSession.bind(entry.time, at: 2)
                 try touchSession.run()
             }
 
         case .delete(let session):
-            for statement in [deleteIndexedRecords, deleteIndexEntries] {
-                try statement.bind(session, at: 1)
-                try statement.run()
-            }
+            try deleteIndexedRecords(of: session, numbered: Int.min...Int.max)
             try deleteSession.bind(session, at: 1)
             try deleteSession.run()
             try removeLogRows(of: session, through: .max, changes: &changes)
@@ -287,15 +266,25 @@ final class WriterDatabase {
         try upsertSession.run()
     }
 
+    /// Deletes the session's indexed records numbered within `numbers`: their rows in the log, then their entries.
+    private func deleteIndexedRecords(of session: String, numbered numbers: ClosedRange<Int>) throws(SessionStoreError) {
+        for statement in [deleteIndexedRows, deleteIndexEntries] {
+            try statement.bind(session, at: 1)
+            try statement.bind(numbers.lowerBound, at: 2)
+            try statement.bind(numbers.upperBound, at: 3)
+            try statement.run()
+        }
+    }
+
     /// Indexes the session's rows not yet indexed, by their rowids, and notes them in `sessions`: the tail no
     /// longer lists them. (`moved_through` stays: the next bulk indexing takes them again, to the same rows.)
-    private func moveLogRows(of session: String, changes: inout TailChanges) throws(SessionStoreError) {
+    private func indexLogRows(of session: String, changes: inout TailChanges) throws(SessionStoreError) {
         var rows = changes.rows(of: session, committed: tail)
         guard !rows.rows.isEmpty else { return }
         try noteLoggedNumbers(of: session, changes: changes)
         for row in rows.rows {
-            try moveLogRow.bind(row.rowID, at: 1)
-            try moveLogRow.run()
+            try insertIndexEntry.bind(row.rowID, at: 1)
+            try insertIndexEntry.run()
         }
         rows.rows = []
         changes.replace(rows, of: session)
@@ -333,7 +322,7 @@ final class WriterDatabase {
 
     /// Indexes the log's oldest `count` rows not yet indexed (all, when there are fewer) and notes them in `sessions`,
     /// inside the open transaction.
-    private func moveLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
+    private func indexLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
         let watermark: Int64
         do {
             defer { selectMoveWatermark.reset() }
@@ -342,7 +331,7 @@ final class WriterDatabase {
             watermark = selectMoveWatermark.integer(at: 0)
         }
         // `moved_through` last: the other two read it.
-        for statement in [moveLogRecords, moveLogSessions, noteMovedThrough] {
+        for statement in [insertIndexEntries, noteLogInSessions, noteMovedThrough] {
             try statement.bind(watermark, at: 1)
             try statement.run()
         }
