@@ -203,14 +203,13 @@ struct SchemaProbe: Decoder {
             node.shape = .described(JSONSchema.nullable(optional.wrappedSchema(depth: depth, run: run)))
             return optional.noneSample as? Value
         }
-        let identifier = ObjectIdentifier(type)
         // A type met again on its own path is recursive: described once, `{}` below (so a type with several
         // recursive members costs one pass, not one per path).
-        guard depth < depthLimit, !run.path.contains(identifier) else {
+        guard depth < depthLimit, !isRecursive(type, in: run) else {
             node.failed = true
             return nil
         }
-        run.path.append(identifier)
+        run.path.append(ObjectIdentifier(type))
         defer { run.path.removeLast() }
         do {
             return try Value(from: SchemaProbe(node: node, depth: depth + 1, run: run))
