@@ -4,23 +4,13 @@ import Testing
 
 @testable import MVVMRServer
 
-/// The SQLite store's layout: appends go to one shared log, whose rows the writer indexes by session now and then
-/// ("moves", as the tests call it). Whatever is indexed, a read finds every completed append, in number order, with
-/// no gap.
+/// The SQLite store's layout: appends go to one shared log, which the writer moves into the per-session table now
+/// and then. Whatever the log holds, a read finds every completed append, in number order, with no gap.
 @Suite struct SQLiteSessionStoreLogTests {
     private static func open(_ path: String, moveThreshold: Int) throws -> SQLiteSessionStore {
         try SQLiteSessionStore(
             path: path, durability: .process,
             testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: moveThreshold, logMoveSlice: .max))
-    }
-
-    /// Writes a store file as an older build did: its `tables`, then `rows`. Returns the file's schema version.
-    private static func writeOldFile(at path: String, tables: String, rows: String) throws -> Int64? {
-        let old = try SQLiteConnection(path: path, create: true, readOnly: false)
-        try SQLiteSchema.configure(old, durability: .process)
-        try old.execute(tables)
-        try old.execute(rows)
-        return try old.integer("PRAGMA user_version")
     }
 
     @Test func recordsInTheLogAndRecordsMovedOutOfItLoadAsOneLog() throws {
@@ -97,110 +87,25 @@ import Testing
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        // A file as the build before the shared log wrote it.
-        let version = try Self.writeOldFile(
-            at: path, tables: SQLiteSchema.creation,
-            rows: "INSERT INTO sessions (id, last_number, last_active) VALUES ('a', 3, 50);"
-                + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
-                + "('a', 2, '{\"input\":2}'), ('a', 3, '{\"input\":3}');")
-        #expect(version == 1)
+        do {
+            // A file as the build before the shared log wrote it.
+            let old = try SQLiteConnection(path: path, create: true, readOnly: false)
+            try SQLiteSchema.configure(old, durability: .process)
+            try old.execute(SQLiteSchema.creation)
+            try old.execute(
+                "INSERT INTO sessions (id, last_number, last_active) VALUES ('a', 3, 50);"
+                    + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
+                    + "('a', 2, '{\"input\":2}'), ('a', 3, '{\"input\":3}');")
+            #expect(try old.integer("PRAGMA user_version") == 1)
+        }
         let store = try Self.open(path, moveThreshold: 2)
         defer { store.close() }
-        #expect(try store.writerPragma("PRAGMA user_version") == 3)
+        #expect(try store.writerPragma("PRAGMA user_version") == 2)
         #expect(try store.load("a")?.records == (1...3).map { record("a", $0) })
         #expect(failureKind(appendWaiting(record("a", 3), to: store)) == .outOfOrder)
         for number in 4...6 { #expect(failureKind(appendWaiting(record("a", number), to: store)) == nil) }
         #expect(try store.load("a")?.records == (1...6).map { record("a", $0) })
         #expect(try store.sessions(lastActiveBefore: 51, limit: 5) == ["a"])
-    }
-
-    @Test func aVersionTwoFileIsUpgradedWithEveryRecordKeptAndItsRecordsIndexedInTheLog() throws {
-        let directory = try TemporaryStoreDirectory()
-        defer { directory.remove() }
-        let path = directory.path + "/sessions.sqlite"
-        // A file as the build before the log's index wrote it: records moved into `records` (a's 1-2 and b's 2),
-        // others still in the log (a's 3-4), a snapshot of b's, and the log's rows numbered through 9.
-        let version = try Self.writeOldFile(
-            at: path, tables: SQLiteSchema.creation + SQLiteSchema.logTable + "PRAGMA user_version = 2;",
-            rows: "INSERT INTO sessions (id, last_number, last_active, snapshot_number, snapshot) VALUES "
-                + "('a', 2, 50, NULL, NULL), ('b', 2, 40, 1, 'snap');"
-                + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
-                + "('a', 2, '{\"input\":2}'), ('b', 2, '{\"input\":2}');"
-                + "INSERT INTO log (seq, session, number, last_active, body) VALUES "
-                + "(8, 'a', 3, 60, '{\"input\":3}'), (9, 'a', 4, 61, '{\"input\":4}');"
-                + "UPDATE log_state SET moved_through = 7;")
-        #expect(version == 2)
-        let store = try Self.open(path, moveThreshold: 100)
-        #expect(try store.writerPragma("PRAGMA user_version") == 3)
-        #expect(try store.writerPragma("SELECT count(*) FROM sqlite_master WHERE name = 'records'") == 0)
-        #expect(try store.load("a")?.records == (1...4).map { record("a", $0) })
-        #expect(try store.load("b")?.records == [record("b", 2)])
-        #expect(try store.load("b")?.snapshot == StoredSnapshot(number: 1, body: Array("snap".utf8)))
-        #expect(store.logRowCount == 0, "every record is indexed")
-        // Row numbers go on past every one used before.
-        #expect(try store.writerPragma("SELECT min(seq) FROM log") ?? 0 > 9)
-        #expect(failureKind(appendWaiting(record("a", 4), to: store)) == .outOfOrder)
-        for number in 5...6 { #expect(failureKind(appendWaiting(record("a", number), to: store)) == nil) }
-        #expect(try store.sessions(lastActiveBefore: 62, limit: 5).sorted() == ["a", "b"])
-        store.close()
-        let reopened = try Self.open(path, moveThreshold: 100)
-        defer { reopened.close() }
-        #expect(reopened.logRowCount == 2, "a's 5 and 6 are not indexed yet")
-        #expect(try reopened.load("a")?.records == (1...6).map { record("a", $0) })
-    }
-
-    @Test func rowsATouchIndexedAreNotListedAgainWhenTheFileIsReopened() throws {
-        let directory = try TemporaryStoreDirectory()
-        defer { directory.remove() }
-        let path = directory.path + "/sessions.sqlite"
-        do {
-            let store = try Self.open(path, moveThreshold: 1_000)
-            defer { store.close() }
-            for number in 1...4 { appendWaiting(record("a", number), to: store, lastActive: 70) }
-            for number in 1...2 { appendWaiting(record("b", number), to: store, lastActive: 80) }
-            // a's rows are indexed one by one and stay in the log, above the bulk indexing's mark.
-            try store.touch("a", at: 75)
-            #expect(store.logRowCount == 2)
-        }
-        do {
-            let reopened = try Self.open(path, moveThreshold: 1_000)
-            defer { reopened.close() }
-            #expect(reopened.logRowCount == 2, "only b's rows are not indexed")
-            #expect(try reopened.load("a")?.records == (1...4).map { record("a", $0) })
-            #expect(failureKind(appendWaiting(record("a", 5), to: reopened)) == nil)
-            #expect(failureKind(appendWaiting(record("a", 5), to: reopened)) == .outOfOrder)
-        }
-        // The next bulk indexing takes a's rows again, to the same rows: each record is read once.
-        let moving = try Self.open(path, moveThreshold: 1)
-        defer { moving.close() }
-        appendWaiting(record("b", 3), to: moving, lastActive: 90)
-        moving.flush()  // the move runs after the batch's completions, before the writer takes the next batch
-        #expect(moving.logRowCount == 0)
-        #expect(try moving.load("a")?.records == (1...5).map { record("a", $0) })
-        #expect(try moving.load("b")?.records == (1...3).map { record("b", $0) })
-    }
-
-    @Test func droppingIndexedRecordsDeletesTheirRowsFromTheLogToo() throws {
-        let directory = try TemporaryStoreDirectory()
-        defer { directory.remove() }
-        let store = try Self.open(directory.path + "/sessions.sqlite", moveThreshold: 1)
-        defer { store.close() }
-        for number in 1...6 { appendWaiting(record("a", number), to: store) }
-        for number in 1...2 { appendWaiting(record("b", number), to: store) }
-        store.flush()
-        #expect(store.logRowCount == 0, "every row is indexed")
-        let rows = { (session: String) throws -> Int64? in
-            try store.writerPragma("SELECT count(*) FROM log WHERE session = '\(session)'")
-        }
-        try store.saveSnapshot(StoredSnapshot(number: 3, body: [1]), of: "a")
-        #expect(try rows("a") == 3, "the snapshot's records 1-3 left the log")
-        try store.removeRecords([5], of: "a")
-        #expect(try rows("a") == 2)
-        #expect(try store.load("a")?.records.map(\.number) == [4, 6])
-        try store.delete("b")
-        #expect(try rows("b") == 0)
-        #expect(try store.writerPragma("SELECT count(*) FROM log_index WHERE session = 'b'") == 0)
-        #expect(try rows("a") == 2, "another session's rows stay")
     }
 
     @Test func readsRacingAppendsAndMovesSeeEveryCompletedRecordWithNoGap() throws {

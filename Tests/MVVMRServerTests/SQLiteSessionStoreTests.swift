@@ -178,7 +178,7 @@ import Testing
         }
         #expect(error?.kind == .unavailable)
         #expect(
-            error?.message.contains("schema version 7 is newer than this build's (3)") == true,
+            error?.message.contains("schema version 7 is newer than this build's (2)") == true,
             "\(String(describing: error))")
     }
 

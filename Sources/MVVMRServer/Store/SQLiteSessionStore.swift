@@ -33,23 +33,22 @@ public final class SQLiteSessionStore: SessionStore {
         var maximumPageCount: Int?
         /// Opens the file read-only (`SQLITE_READONLY` at every write). The file must already be a store.
         var readOnly = false
-        /// How many rows of the shared log may be unindexed before the writer indexes some (a "move").
+        /// How many rows the shared log may hold before the writer moves some into `records`.
         var logMoveThreshold = SQLiteSessionStore.defaultLogMoveThreshold
-        /// How many of the oldest unindexed rows one move indexes (`.max`: all of them).
+        /// How many of the oldest rows one move takes (`.max`: all of them).
         var logMoveSlice = SQLiteSessionStore.defaultLogMoveSlice
         /// How many frames the write-ahead log may hold before the writer checkpoints it.
         var checkpointFrames = SQLiteSessionStore.defaultCheckpointFrames
     }
 
-    /// How many of the shared log's rows may be unindexed (plus one batch) before the writer indexes them (a "move"):
-    /// enough that a move writes each busy session's index page once for many of its records, few enough that the
-    /// move is short and the unindexed rows, which readers find one by one through ``LogTail``, are few.
+    /// How many rows the shared log holds at most (plus one batch) before the writer moves them into `records`:
+    /// enough that a move writes each busy session's page once for many of its records, few enough that the
+    /// move is short and the log's rows, which readers find one by one, are few.
     static let defaultLogMoveThreshold = 8_192
 
-    /// How many of the log's oldest unindexed rows one move takes, once there are ``defaultLogMoveThreshold``: all
-    /// of them. (Measured with schema 2, which moved the records themselves: moving the oldest 1,024 at a time halved
-    /// the answers' p99 (48 -> 26 ms) but cost a third of the throughput (33,000 -> 21,700 actions/s, 256 sessions
-    /// on this 2-core machine); 2,048 at a time, p99 30 ms and 13 % less.)
+    /// How many of the log's oldest rows one move takes, once it holds ``defaultLogMoveThreshold``: all of them.
+    /// Moving the oldest 1,024 at a time halved the answers' p99 (48 -> 26 ms) but cost a third of the throughput
+    /// (33,000 -> 21,700 actions/s, 256 sessions on this 2-core machine); 2,048 at a time, p99 30 ms and 13 % less.
     static let defaultLogMoveSlice = Int.max
 
     /// How many frames (pages) the write-ahead log holds before the writer checkpoints it: SQLite's own default (4 MiB
@@ -198,10 +197,10 @@ public final class SQLiteSessionStore: SessionStore {
     /// the log between batches are counted apart, in `moveCount`.
     var commitCount: Int { writer.commitCount }
 
-    /// How many times the writer indexed the log's rows (moves) between batches.
+    /// How many times the writer moved the log into `records` between batches.
     var moveCount: Int { writer.moveCount }
 
-    /// How many rows of the shared log are not indexed yet (``LogTail`` lists them).
+    /// How many rows the shared log holds, not yet moved into `records`.
     var logRowCount: Int { tail.rowCount }
 
     /// Holds the writer's queue until `resumeWriting()`, so that what is queued meanwhile makes one batch.

@@ -1,19 +1,18 @@
 import Locking
 
-/// The rows of the SQLite store's shared `log` table that are not yet in `log_index`, by session: where each
-/// session's latest records are, without indexing the log at every commit.
+/// The rows of the SQLite store's shared `log` table that are not yet moved into `records`, by session: where each
+/// session's latest records are, without an index on the log.
 ///
 /// Appends go to the end of `log`, one rowid table for every session, so a commit of many sessions' records writes
-/// a few adjacent pages instead of one page per session. Once many rows are not indexed, the writer indexes the
-/// oldest of them between batches (their (session, number) to rowid entries, clustered by session), in one
-/// transaction that writes each session's index page once for the rows it gathered meanwhile
-/// (``WriterDatabase/moveLog(oldest:)``). Until then the rows are found through this table, in memory, which the
-/// writer fills after each commit (before any append of it completes) and trims after each indexing's commit, and
-/// which it builds from the file when it opens it or sees that another connection wrote to it.
+/// a few adjacent pages instead of one page per session. Once the log is long, the writer moves its oldest rows into
+/// `records` (clustered by session and number) between batches, in one transaction that writes each session's page
+/// once for the rows it gathered meanwhile (``WriterDatabase/moveLog(oldest:)``). Until then the rows are found
+/// through this table, in memory, which the writer fills after each commit (before any append of it completes) and
+/// trims after each move's commit, and which it builds from the file when it opens it or sees that another
+/// connection wrote to it.
 ///
 /// Readers look here before they begin their read transaction: a row whose append completed before the read is
-/// listed here, or its indexing committed before this table dropped it, so the read finds it through one of the
-/// two (through both, when the indexing came in between: readers take each number once).
+/// listed here, or its move committed before this table dropped it, so the read finds it in one of the two tables.
 /// Rows another program appended to the same file are not listed until this writer's next commit; a reader sees
 /// that the log's highest rowid is past the highest listed here, and then scans the log for the session instead.
 final class LogTail: Sendable {
@@ -87,13 +86,13 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Takes in what a commit changed: it indexed the rows up to `movedThrough` (nil: none), and each
+    /// Takes in what a commit changed: it moved the rows up to `movedThrough` out of the log (nil: none), and each
     /// session of `sessions` has exactly the rows given (none: it leaves the table).
     func apply(_ sessions: [String: SessionRows], removingThrough movedThrough: Int64?) {
         guard movedThrough != nil || !sessions.isEmpty else { return }
         state.withLock { state in
             if let movedThrough {
-                // The rows are in rowid order: the indexed ones are a prefix of each session's. Found first, then
+                // The rows are in rowid order: the moved ones are a prefix of each session's. Found first, then
                 // removed, so that the dictionary is not changed while it is walked.
                 var moved: [(session: String, count: Int, all: Bool)] = []
                 for (session, rows) in state.sessions {
@@ -122,7 +121,7 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Forgets every row.
+    /// Forgets every row: a move emptied the log.
     func removeAll() {
         state.withLock { state in
             state.sessions.removeAll(keepingCapacity: state.sessions.count < 4_096)
@@ -130,13 +129,9 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Replaces everything with the log's rows not yet indexed, as read from the file.
-    /// - Parameters:
-    ///   - additions: the rows.
-    ///   - highestRowID: the highest rowid the log has used (its indexed rows included).
-    func replace(with additions: [Addition], highestRowID: Int64) {
+    /// Replaces everything with what the log holds, as read from the file.
+    func replace(with additions: [Addition]) {
         removeAll()
         add(additions)
-        state.withLock { $0.highestRowID = max($0.highestRowID, highestRowID) }
     }
 }

@@ -1,6 +1,6 @@
 /// The SQLite store's second connection, for reads on the callers' threads (one at a time, behind a lock). In WAL
 /// mode it reads the last committed state without waiting for the writer, and sees every append that completed:
-/// through `log_index`, or where ``LogTail`` says each session's rows not yet indexed are.
+/// in `records`, or in the shared log, where ``LogTail`` says each session's rows are.
 final class ReaderDatabase {
     private let connection: SQLiteConnection
     private let tail: LogTail
@@ -26,13 +26,10 @@ final class ReaderDatabase {
         rollback = try connection.prepare("ROLLBACK")
         selectSnapshot = try connection.prepare("SELECT snapshot_number, snapshot FROM sessions WHERE id = ?1")
         selectRecords = try connection.prepare(
-            "SELECT i.number, l.body FROM log_index i JOIN log l ON l.seq = i.seq "
-                + "WHERE i.session = ?1 AND i.number > ?2 ORDER BY i.number")
+            "SELECT number, body FROM records WHERE session = ?1 AND number > ?2 ORDER BY number")
         selectLogRow = try connection.prepare("SELECT number, body FROM log WHERE seq = ?1 AND session = ?2")
         selectHighestLogRow = try connection.prepare("SELECT max(seq) FROM log")
-        scanLogForSession = try connection.prepare(
-            "SELECT number, body FROM log WHERE seq > (SELECT moved_through FROM log_state) AND session = ?1 "
-                + "ORDER BY seq")
+        scanLogForSession = try connection.prepare("SELECT number, body FROM log WHERE session = ?1 ORDER BY seq")
         selectLastActive = try connection.prepare("SELECT last_active FROM sessions WHERE id = ?1")
         selectIdleSessions = try connection.prepare(
             "SELECT id, last_active FROM sessions WHERE last_active < ?1 ORDER BY last_active, id LIMIT ?2")
@@ -83,8 +80,7 @@ final class ReaderDatabase {
             records.append(StoredRecord(session: session, number: number, body: statement.bytes(at: 1)))
         }
         if try highestLogRowID() > highestKnownRowID {
-            // Another program wrote to the log since the tail was told: find the session's rows not indexed the slow
-            // way.
+            // Another program wrote to the log since the tail was told: find the session's rows the slow way.
             defer { scanLogForSession.reset() }
             try scanLogForSession.bind(session, at: 1)
             while try scanLogForSession.step() { take(scanLogForSession) }
@@ -93,8 +89,8 @@ final class ReaderDatabase {
                 defer { selectLogRow.reset() }
                 try selectLogRow.bind(row.rowID, at: 1)
                 try selectLogRow.bind(session, at: 2)
-                // A row deleted since the tail was read is gone; one indexed since was read above, and `take`
-                // passes over its number.
+                // A row moved (or deleted) since the tail was read is gone from the log: it is in `records`, read
+                // above.
                 if try selectLogRow.step() { take(selectLogRow) }
             }
         }

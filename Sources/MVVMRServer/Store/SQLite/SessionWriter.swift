@@ -30,7 +30,7 @@ final class SessionWriter: @unchecked Sendable {
     /// The writer's connection and its statements: nil once the thread has ended.
     private var database: WriterDatabase?
     private let queue = Monitor(Queue())
-    /// How many of the shared log's rows may be unindexed before the writer indexes some (a move), between two batches.
+    /// How many rows the shared log may hold before the writer moves some into `records`, between two batches.
     private let logMoveThreshold: Int
     /// How many of the oldest rows one such move takes.
     private let logMoveSlice: Int
@@ -63,7 +63,7 @@ final class SessionWriter: @unchecked Sendable {
     /// How many batches the writer has committed (moves of the log not counted).
     var commitCount: Int { queue.withLock { $0.commitCount } }
 
-    /// How many times the writer indexed the log's rows (moves) between batches.
+    /// How many times the writer moved the log into `records` between batches.
     var moveCount: Int { queue.withLock { $0.moveCount } }
 
     /// Queues `write`; completes it at once with `unavailable("closed")` when the store is closing.
@@ -174,7 +174,7 @@ final class SessionWriter: @unchecked Sendable {
         return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
     }
 
-    /// Indexes the shared log's rows once `logMoveThreshold` are unindexed: after a batch's completions ran,
+    /// Moves the shared log into `records` once it holds `logMoveThreshold` rows: after a batch's completions ran,
     /// so that no answer waits for it. A move that fails leaves the log as it is (its rows stay readable there)
     /// and is tried again after the next batch.
     private func moveLogIfLong() {

@@ -10,7 +10,7 @@ enum WriteRequest: Sendable {
     case touch([SessionActivity])
     /// Delete a session.
     case delete(session: String)
-    /// Index the shared log's oldest unindexed rows (this many, or all) and note them in `sessions` (see ``LogTail``).
+    /// Move the shared log's oldest rows (this many, or all) into `records` and `sessions` (see ``LogTail``).
     case moveLog(oldest: Int)
     /// Nothing: completes once everything queued before it has (`flush`).
     case barrier

@@ -1,5 +1,6 @@
 /// The writer thread's connection and the statements it prepared once: writes a batch of requests in one
-/// transaction, each behind the rules of ``SessionFence``, and indexes the shared log's rows (see ``LogTail``).
+/// transaction, each behind the rules of ``SessionFence``, and moves the shared log into `records` (see
+/// ``LogTail``).
 final class WriterDatabase {
     private let connection: SQLiteConnection
     /// Where the log's rows are, shared with the reader.
@@ -11,20 +12,22 @@ final class WriterDatabase {
     private let selectSession: SQLiteStatement
     private let appendToLog: SQLiteStatement
     private let selectLog: SQLiteStatement
-    private let insertIndexEntries: SQLiteStatement
-    private let noteLogInSessions: SQLiteStatement
+    private let moveLogRecords: SQLiteStatement
+    private let moveLogSessions: SQLiteStatement
+    private let emptyLog: SQLiteStatement
     private let selectMoveWatermark: SQLiteStatement
     private let deleteLogRow: SQLiteStatement
     private let deleteLogRange: SQLiteStatement
-    private let insertIndexEntry: SQLiteStatement
+    private let moveLogRow: SQLiteStatement
     private let upsertSession: SQLiteStatement
     private let noteMovedThrough: SQLiteStatement
     private let selectHighestSeq: SQLiteStatement
     private let updateSnapshot: SQLiteStatement
-    private let deleteIndexedRows: SQLiteStatement
-    private let deleteIndexEntries: SQLiteStatement
+    private let deleteRecordsThrough: SQLiteStatement
+    private let deleteRecord: SQLiteStatement
     private let touchSession: SQLiteStatement
     private let deleteSession: SQLiteStatement
+    private let deleteRecords: SQLiteStatement
     /// `PRAGMA data_version` when the tail was last known to match the file: another connection's commit changes it.
     private var knownDataVersion: Int64?
     /// The `seq` the next row of the log gets (as committed: a transaction counts on from it in `TailChanges`).
@@ -34,7 +37,7 @@ final class WriterDatabase {
 
     /// What a transaction changes in the tail, applied once it commits: its own view of the log's rows.
     private struct TailChanges {
-        /// The log's rows up to this rowid were indexed in this transaction (nil: none).
+        /// The log's rows up to this rowid were moved into `records` in this transaction (nil: none).
         var movedThrough: Int64?
         /// The rows this transaction appended (after its last move), not yet in `replaced`.
         var additions: [LogTail.Addition] = []
@@ -79,33 +82,26 @@ final class WriterDatabase {
         selectSession = try connection.prepare("SELECT last_number, snapshot_number FROM sessions WHERE id = ?1")
         appendToLog = try connection.prepare(
             "INSERT INTO log (seq, session, number, last_active, body) VALUES (?5, ?1, ?2, ?3, ?4)")
-        // The rows not yet indexed (a few may be: a touch indexes its session's rows one by one and leaves
-        // `moved_through` as it is).
-        selectLog = try connection.prepare(
-            "SELECT seq, session, number, last_active FROM log WHERE seq > (SELECT moved_through FROM log_state) "
-                + "AND NOT EXISTS (SELECT 1 FROM log_index i WHERE i.session = log.session AND i.number = log.number) "
-                + "ORDER BY seq")
-        // OR REPLACE: an entry another program left under the same key must not hold the log up forever; the
-        // later row wins. Sorted, so that each session's index page is visited once. Rows a touch indexed already
-        // are indexed again, to the same row.
-        insertIndexEntries = try connection.prepare(
-            "INSERT OR REPLACE INTO log_index (session, number, seq) SELECT session, number, seq FROM log "
-                + "WHERE seq > (SELECT moved_through FROM log_state) AND seq <= ?1 ORDER BY session, number")
+        selectLog = try connection.prepare("SELECT seq, session, number, last_active FROM log ORDER BY seq")
+        // OR REPLACE: a row another program left in `records` under the same key must not hold the log up forever;
+        // the log's row is the later one. Sorted, so that each session's page is visited once.
+        moveLogRecords = try connection.prepare(
+            "INSERT OR REPLACE INTO records (session, number, body) SELECT session, number, body FROM log "
+                + "WHERE seq <= ?1 ORDER BY session, number")
         // `WHERE true` keeps SQLite from reading ON CONFLICT as a join's constraint.
-        noteLogInSessions = try connection.prepare(
+        moveLogSessions = try connection.prepare(
             "INSERT INTO sessions (id, last_number, last_active) "
-                + "SELECT session, max(number), max(last_active) FROM log "
-                + "WHERE seq > (SELECT moved_through FROM log_state) AND seq <= ?1 AND true GROUP BY session "
+                + "SELECT session, max(number), max(last_active) FROM log WHERE seq <= ?1 GROUP BY session "
                 + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
                 + "last_active = max(last_active, excluded.last_active)")
+        emptyLog = try connection.prepare("DELETE FROM log WHERE seq <= ?1")
         selectMoveWatermark = try connection.prepare(
-            "SELECT coalesce((SELECT seq FROM log WHERE seq > (SELECT moved_through FROM log_state) "
-                + "ORDER BY seq LIMIT 1 OFFSET ?1), (SELECT max(seq) FROM log))")
+            "SELECT coalesce((SELECT seq FROM log ORDER BY seq LIMIT 1 OFFSET ?1), (SELECT max(seq) FROM log))")
         deleteLogRow = try connection.prepare("DELETE FROM log WHERE seq = ?1")
         deleteLogRange = try connection.prepare(
             "DELETE FROM log WHERE seq BETWEEN ?1 AND ?2 AND session = ?3 AND number <= ?4")
-        insertIndexEntry = try connection.prepare(
-            "INSERT OR REPLACE INTO log_index (session, number, seq) SELECT session, number, seq FROM log WHERE seq = ?1")
+        moveLogRow = try connection.prepare(
+            "INSERT OR REPLACE INTO records (session, number, body) SELECT session, number, body FROM log WHERE seq = ?1")
         upsertSession = try connection.prepare(
             "INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3) "
                 + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
@@ -114,14 +110,11 @@ final class WriterDatabase {
         selectHighestSeq = try connection.prepare(
             "SELECT max(coalesce((SELECT max(seq) FROM log), 0), (SELECT moved_through FROM log_state))")
         updateSnapshot = try connection.prepare("UPDATE sessions SET snapshot_number = ?2, snapshot = ?3 WHERE id = ?1")
-        // The log's rows go first, found through the index; then their entries.
-        deleteIndexedRows = try connection.prepare(
-            "DELETE FROM log WHERE seq IN "
-                + "(SELECT seq FROM log_index WHERE session = ?1 AND number BETWEEN ?2 AND ?3)")
-        deleteIndexEntries = try connection.prepare(
-            "DELETE FROM log_index WHERE session = ?1 AND number BETWEEN ?2 AND ?3")
+        deleteRecordsThrough = try connection.prepare("DELETE FROM records WHERE session = ?1 AND number <= ?2")
+        deleteRecord = try connection.prepare("DELETE FROM records WHERE session = ?1 AND number = ?2")
         touchSession = try connection.prepare("UPDATE sessions SET last_active = ?2 WHERE id = ?1")
         deleteSession = try connection.prepare("DELETE FROM sessions WHERE id = ?1")
+        deleteRecords = try connection.prepare("DELETE FROM records WHERE session = ?1")
         try readTailIfChanged()
         connection.countWALFrames()
     }
@@ -162,8 +155,8 @@ final class WriterDatabase {
         try? connection.checkpoint()
     }
 
-    /// Indexes the oldest `count` rows of the log not yet indexed (all of them, when there are fewer) and notes them
-    /// in `sessions`, in one transaction of its own.
+    /// Moves the oldest `count` rows of the log (all of them, when it holds fewer) into `records` and `sessions`, in
+    /// one transaction of its own.
     func moveLog(oldest count: Int) -> Result<Void, SessionStoreError> {
         write([.moveLog(oldest: count)]).map { _ in () }
     }
@@ -194,7 +187,7 @@ final class WriterDatabase {
             break
 
         case .moveLog(let count):
-            try indexLogInTransaction(oldest: count, changes: &changes)
+            try moveLogInTransaction(oldest: count, changes: &changes)
 
         case .saveSnapshot(let snapshot, let session):
             // The session's row says how far its log goes (its rows in the log included) before the fence looks.
@@ -209,14 +202,20 @@ final class WriterDatabase {
             try updateSnapshot.bind(snapshot.number, at: 2)
             try updateSnapshot.bind(snapshot.body, at: 3)
             try updateSnapshot.run()
-            try deleteIndexedRecords(of: session, numbered: Int.min...snapshot.number)
-            // The records it stands for that are not indexed yet go by the tail's rowids.
+            try deleteRecordsThrough.bind(session, at: 1)
+            try deleteRecordsThrough.bind(snapshot.number, at: 2)
+            try deleteRecordsThrough.run()
+            // The records it stands for that are still in the log go from there, where they are: no move.
             try removeLogRows(of: session, through: snapshot.number, changes: &changes)
 
         case .removeRecords(let numbers, let session):
             // Its row keeps the session's last number, even when the last record goes.
             try noteLoggedNumbers(of: session, changes: changes)
-            for number in numbers { try deleteIndexedRecords(of: session, numbered: number...number) }
+            for number in numbers {
+                try deleteRecord.bind(session, at: 1)
+                try deleteRecord.bind(number, at: 2)
+                try deleteRecord.run()
+            }
             let removed = Set(numbers)
             try removeLogRows(of: session, changes: &changes) { removed.contains($0) }
 
@@ -224,14 +223,15 @@ final class WriterDatabase {
             for entry in activity {
                 // The session's rows leave the log first (their activity would count again at the next move); a
                 // session only the log had gets its row in `sessions`; an unknown one is ignored.
-                try indexLogRows(of: entry.session, changes: &changes)
+                try moveLogRows(of: entry.session, changes: &changes)
                 try touchSession.bind(entry.session, at: 1)
                 try touchSession.bind(entry.time, at: 2)
                 try touchSession.run()
             }
 
         case .delete(let session):
-            try deleteIndexedRecords(of: session, numbered: Int.min...Int.max)
+            try deleteRecords.bind(session, at: 1)
+            try deleteRecords.run()
             try deleteSession.bind(session, at: 1)
             try deleteSession.run()
             try removeLogRows(of: session, through: .max, changes: &changes)
@@ -250,7 +250,7 @@ final class WriterDatabase {
     private func lastNumber(of session: String, changes: TailChanges) throws(SessionStoreError) -> Int {
         if let known = changes.lastNumbers[session] { return known }
         if let inLog = changes.replaced[session]?.lastNumber { return inLog }
-        // Indexing rows leaves the session's last number as it was.
+        // Moving rows into `records` leaves the session's last number as it was.
         if let inLog = tail.rows(of: session).rows.lastNumber { return inLog }
         return try sessionNumbers(of: session)?.last ?? 0
     }
@@ -266,28 +266,16 @@ final class WriterDatabase {
         try upsertSession.run()
     }
 
-    /// Deletes the session's indexed records numbered within `numbers`: their rows in the log, then their entries.
-    private func deleteIndexedRecords(of session: String, numbered numbers: ClosedRange<Int>) throws(SessionStoreError) {
-        for statement in [deleteIndexedRows, deleteIndexEntries] {
-            try statement.bind(session, at: 1)
-            try statement.bind(numbers.lowerBound, at: 2)
-            try statement.bind(numbers.upperBound, at: 3)
-            try statement.run()
-        }
-    }
-
-    /// Indexes the session's rows not yet indexed, by their rowids, and notes them in `sessions`: the tail no
-    /// longer lists them. (`moved_through` stays: the next bulk indexing takes them again, to the same rows.)
-    private func indexLogRows(of session: String, changes: inout TailChanges) throws(SessionStoreError) {
-        var rows = changes.rows(of: session, committed: tail)
+    /// Moves the session's rows from the log into `records` and `sessions`, by their rowids.
+    private func moveLogRows(of session: String, changes: inout TailChanges) throws(SessionStoreError) {
+        let rows = changes.rows(of: session, committed: tail)
         guard !rows.rows.isEmpty else { return }
         try noteLoggedNumbers(of: session, changes: changes)
         for row in rows.rows {
-            try insertIndexEntry.bind(row.rowID, at: 1)
-            try insertIndexEntry.run()
+            try moveLogRow.bind(row.rowID, at: 1)
+            try moveLogRow.run()
         }
-        rows.rows = []
-        changes.replace(rows, of: session)
+        try removeLogRows(of: session, through: .max, changes: &changes)
     }
 
     /// Deletes the session's rows in the log up to record `number`, in one statement over their rowids' range.
@@ -320,9 +308,9 @@ final class WriterDatabase {
         changes.replace(rows, of: session)
     }
 
-    /// Indexes the log's oldest `count` rows not yet indexed (all, when there are fewer) and notes them in `sessions`,
-    /// inside the open transaction.
-    private func indexLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
+    /// Moves the log's oldest `count` rows (all, when it holds fewer) into `records` and `sessions` inside the open
+    /// transaction.
+    private func moveLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
         let watermark: Int64
         do {
             defer { selectMoveWatermark.reset() }
@@ -330,8 +318,7 @@ final class WriterDatabase {
             guard try selectMoveWatermark.step(), !selectMoveWatermark.isNull(at: 0) else { return }
             watermark = selectMoveWatermark.integer(at: 0)
         }
-        // `moved_through` last: the other two read it.
-        for statement in [insertIndexEntries, noteLogInSessions, noteMovedThrough] {
+        for statement in [moveLogRecords, moveLogSessions, noteMovedThrough, emptyLog] {
             try statement.bind(watermark, at: 1)
             try statement.run()
         }
@@ -368,8 +355,7 @@ final class WriterDatabase {
                     row: LogTail.Row(rowID: selectLog.integer(at: 0), number: Int(selectLog.integer(at: 2))),
                     lastActive: selectLog.integer(at: 3)))
         }
-        // The log keeps its indexed rows: its highest rowid is known, so readers need not scan it.
-        tail.replace(with: additions, highestRowID: nextSeq - 1)
+        tail.replace(with: additions)
         knownDataVersion = version
         return true
     }
