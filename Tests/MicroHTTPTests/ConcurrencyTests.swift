@@ -533,6 +533,9 @@ private final class TerminationLog: Sendable {
                 }
             }
             #expect(await eventually { started.value == 2 })
+            // The tricklers have sent their first bytes; give the library's threads a moment to accept both
+            // connections (on a loaded machine the third could otherwise arrive first and be served).
+            try await Task.sleep(for: .milliseconds(500))
             // Both slots of 127.0.0.1 are taken by the tricklers.
             let refused = try await blocking { () throws -> CloseObservation in
                 let connection = try RawConnection(port: port)
