@@ -820,7 +820,7 @@ def stored_session_count(path):
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         sessions = connection.execute("SELECT count(*) FROM sessions").fetchone()[0]
-        records = connection.execute("SELECT count(*) FROM records").fetchone()[0]
+        records = connection.execute("SELECT count(*) FROM log").fetchone()[0]
         return sessions, records
     finally:
         connection.close()

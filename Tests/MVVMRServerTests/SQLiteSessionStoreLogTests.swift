@@ -4,50 +4,51 @@ import Testing
 
 @testable import MVVMRServer
 
-/// The SQLite store's layout: appends go to one shared log, which the writer moves into the per-session table now
-/// and then. Whatever the log holds, a read finds every completed append, in number order, with no gap.
+/// The SQLite store's layout: appends go to one shared log, each row chained to its session's previous one, and the
+/// writer notes the log's latest rows in `sessions` now and then. Wherever a session's newest row is known, a read
+/// finds every completed append, in number order, with no gap.
 @Suite struct SQLiteSessionStoreLogTests {
-    private static func open(_ path: String, moveThreshold: Int) throws -> SQLiteSessionStore {
+    private static func open(_ path: String, noteThreshold: Int) throws -> SQLiteSessionStore {
         try SQLiteSessionStore(
             path: path, durability: .process,
-            testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: moveThreshold, logMoveSlice: .max))
+            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: noteThreshold, logNoteSlice: .max))
     }
 
-    @Test func recordsInTheLogAndRecordsMovedOutOfItLoadAsOneLog() throws {
+    @Test func recordsInTheTailAndRecordsNotedInSessionsLoadAsOneChain() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
-        let store = try Self.open(directory.path + "/sessions.sqlite", moveThreshold: 4)
+        let store = try Self.open(directory.path + "/sessions.sqlite", noteThreshold: 4)
         defer { store.close() }
         for number in 1...10 {
             #expect(failureKind(appendWaiting(record("a", number), to: store)) == nil)
             if number <= 7 { #expect(failureKind(appendWaiting(record("b", number), to: store)) == nil) }
             store.flush()
-            // Some of a's records are in `records` by now, the latest in the log.
+            // Some of a's records are noted in its row by now, the latest only in the tail.
             #expect(try store.load("a")?.records == (1...number).map { record("a", $0) })
         }
-        #expect(store.moveCount >= 3, "the log was moved \(store.moveCount) times")
+        #expect(store.noteCount >= 3, "the log was noted \(store.noteCount) times")
         #expect(store.logRowCount < 4)
         #expect(try store.load("b")?.records == (1...7).map { record("b", $0) })
         #expect(try store.sessionCount() == 2)
-        #expect(failureKind(appendWaiting(record("a", 10), to: store)) == .outOfOrder, "the fence knows moved records")
+        #expect(failureKind(appendWaiting(record("a", 10), to: store)) == .outOfOrder, "the fence knows noted records")
     }
 
-    @Test func aLongLogIsMovedOldestRowsFirstASliceAtATime() throws {
+    @Test func aLongTailIsNotedOldestRowsFirstASliceAtATime() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let store = try SQLiteSessionStore(
             path: directory.path + "/sessions.sqlite", durability: .process,
-            testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 20, logMoveSlice: 5))
+            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 20, logNoteSlice: 5))
         defer { store.close() }
         for number in 1...40 {
             appendWaiting(record("a", number), to: store, lastActive: Int64(number))
             appendWaiting(record("b", number), to: store, lastActive: 100)
             store.flush()
-            #expect(store.logRowCount < 21, "a move of 5 follows every batch that left 20 or more")
+            #expect(store.logRowCount < 21, "a noting of 5 follows every batch that left 20 or more")
             #expect(try store.load("a")?.records == (1...number).map { record("a", $0) })
         }
-        #expect(store.moveCount >= 10)
-        #expect(store.logRowCount >= 15, "only the oldest rows were moved")
+        #expect(store.noteCount >= 10)
+        #expect(store.logRowCount >= 15, "only the oldest rows were noted")
         #expect(try store.load("b")?.records == (1...40).map { record("b", $0) })
         #expect(failureKind(appendWaiting(record("a", 40), to: store)) == .outOfOrder)
         #expect(try store.sessions(lastActiveBefore: 41, limit: 5) == ["a"])
@@ -58,13 +59,13 @@ import Testing
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        let first = try Self.open(path, moveThreshold: 1_000)
+        let first = try Self.open(path, noteThreshold: 1_000)
         for number in 1...5 { appendWaiting(record("a", number), to: first, lastActive: 30) }
         #expect(first.logRowCount == 5)
         first.close()
 
-        // As after `kill -9` before a move: the records are in the log only.
-        let reopened = try Self.open(path, moveThreshold: 1_000)
+        // As after `kill -9` before a noting: the session has no row in `sessions`, only its records.
+        let reopened = try Self.open(path, noteThreshold: 1_000)
         #expect(reopened.logRowCount == 5, "the tail is read from the file")
         #expect(try reopened.load("a")?.records == (1...5).map { record("a", $0) })
         #expect(try reopened.sessionCount() == 1)
@@ -74,13 +75,13 @@ import Testing
         #expect(failureKind(appendWaiting(record("a", 6), to: reopened)) == nil)
         reopened.close()
 
-        let moving = try Self.open(path, moveThreshold: 1)
-        defer { moving.close() }
-        #expect(failureKind(appendWaiting(record("a", 7), to: moving)) == nil)
-        moving.flush()  // the move runs after the batch's completions, before the writer takes the next batch
-        #expect(moving.logRowCount == 0, "moved after the batch")
-        #expect(try moving.load("a")?.records == (1...7).map { record("a", $0) })
-        #expect(try moving.sessions(lastActiveBefore: 31, limit: 5) == ["a"])
+        let noting = try Self.open(path, noteThreshold: 1)
+        defer { noting.close() }
+        #expect(failureKind(appendWaiting(record("a", 7), to: noting)) == nil)
+        noting.flush()  // the noting runs after the batch's completions, before the writer takes the next batch
+        #expect(noting.logRowCount == 0, "noted after the batch")
+        #expect(try noting.load("a")?.records == (1...7).map { record("a", $0) })
+        #expect(try noting.sessions(lastActiveBefore: 31, limit: 5) == ["a"])
     }
 
     @Test func aVersionOneFileIsUpgradedWithEveryRecordKept() throws {
@@ -91,16 +92,16 @@ import Testing
             // A file as the build before the shared log wrote it.
             let old = try SQLiteConnection(path: path, create: true, readOnly: false)
             try SQLiteSchema.configure(old, durability: .process)
-            try old.execute(SQLiteSchema.creation)
+            try old.execute(SQLiteSchema.versionOneCreation)
             try old.execute(
                 "INSERT INTO sessions (id, last_number, last_active) VALUES ('a', 3, 50);"
                     + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
                     + "('a', 2, '{\"input\":2}'), ('a', 3, '{\"input\":3}');")
             #expect(try old.integer("PRAGMA user_version") == 1)
         }
-        let store = try Self.open(path, moveThreshold: 2)
+        let store = try Self.open(path, noteThreshold: 2)
         defer { store.close() }
-        #expect(try store.writerPragma("PRAGMA user_version") == 2)
+        #expect(try store.writerPragma("PRAGMA user_version") == 3)
         #expect(try store.load("a")?.records == (1...3).map { record("a", $0) })
         #expect(failureKind(appendWaiting(record("a", 3), to: store)) == .outOfOrder)
         for number in 4...6 { #expect(failureKind(appendWaiting(record("a", number), to: store)) == nil) }
@@ -108,10 +109,95 @@ import Testing
         #expect(try store.sessions(lastActiveBefore: 51, limit: 5) == ["a"])
     }
 
-    @Test func readsRacingAppendsAndMovesSeeEveryCompletedRecordWithNoGap() throws {
+    @Test func aVersionTwoFileIsUpgradedWithEveryRecordKeptAndItsRecordsChained() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
-        let store = try Self.open(directory.path + "/sessions.sqlite", moveThreshold: 8)
+        let path = directory.path + "/sessions.sqlite"
+        do {
+            // A file as the build before the chained log wrote it: a's oldest records and b's snapshot moved into
+            // `records`, their newer records and all of c's still in the old log, whose rows 1-4 were moved.
+            let old = try SQLiteConnection(path: path, create: true, readOnly: false)
+            try SQLiteSchema.configure(old, durability: .process)
+            try old.execute(SQLiteSchema.versionOneCreation)
+            try old.execute(SQLiteSchema.versionTwoLog + "PRAGMA user_version = 2;")
+            try old.execute(
+                "INSERT INTO sessions (id, last_number, last_active, snapshot_number, snapshot) VALUES "
+                    + "('a', 2, 40, NULL, NULL), ('b', 3, 45, 2, '{\"n\":2}');"
+                    + "INSERT INTO records (session, number, body) VALUES ('a', 1, '{\"input\":1}'), "
+                    + "('a', 2, '{\"input\":2}'), ('b', 3, '{\"input\":3}');"
+                    + "INSERT INTO log (seq, session, number, last_active, body) VALUES "
+                    + "(5, 'a', 3, 60, '{\"input\":3}'), (6, 'c', 1, 61, '{\"input\":1}'), "
+                    + "(7, 'a', 4, 62, '{\"input\":4}'), (8, 'c', 2, 63, '{\"input\":2}');"
+                    + "UPDATE log_state SET moved_through = 4;")
+        }
+        let store = try Self.open(path, noteThreshold: 1_000)
+        #expect(try store.writerPragma("PRAGMA user_version") == 3)
+        #expect(try store.load("a")?.records == (1...4).map { record("a", $0) })
+        #expect(try store.load("b") == StoredSession(
+            snapshot: StoredSnapshot(number: 2, body: Array("{\"n\":2}".utf8)), records: [record("b", 3)]))
+        #expect(try store.load("c")?.records == (1...2).map { record("c", $0) })
+        #expect(store.logRowCount == 4, "the old log's rows are the tail")
+        #expect(try store.sessionCount() == 3)
+        #expect(try store.sessions(lastActiveBefore: 50, limit: 5) == ["b"])
+        #expect(failureKind(appendWaiting(record("a", 4), to: store)) == .outOfOrder)
+        #expect(failureKind(appendWaiting(record("a", 5), to: store)) == nil)
+        #expect(failureKind(appendWaiting(record("b", 4), to: store)) == nil)
+        try store.removeRecords([2, 4], of: "a")
+        #expect(try store.load("a")?.records.map(\.number) == [1, 3, 5])
+        store.close()
+
+        let reopened = try Self.open(path, noteThreshold: 1)
+        defer { reopened.close() }
+        #expect(try reopened.load("a")?.records.map(\.number) == [1, 3, 5])
+        #expect(try reopened.load("b")?.records.map(\.number) == [3, 4])
+        #expect(failureKind(appendWaiting(record("c", 3), to: reopened)) == nil)
+        reopened.flush()
+        #expect(reopened.logRowCount == 0)
+        #expect(try reopened.load("c")?.records == (1...3).map { record("c", $0) })
+        #expect(try reopened.sessionCount() == 3)
+    }
+
+    @Test func removingRecordsAnywhereInAChainLinksTheRestAndDeletesTheirRows() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        // Noted every 4 rows: a's records are partly noted in its row, partly only in the tail, and b's interleave.
+        let store = try Self.open(path, noteThreshold: 4)
+        for number in 1...12 {
+            appendWaiting(record("a", number), to: store)
+            if number <= 6 { appendWaiting(record("b", number), to: store) }
+            store.flush()
+        }
+        // The newest (12, in the tail), one in the middle of the noted rows (5), a run (7-9) and the first (1).
+        try store.removeRecords([1, 5, 7, 8, 9, 12], of: "a")
+        let kept = [2, 3, 4, 6, 10, 11]
+        #expect(try store.load("a")?.records.map(\.number) == kept)
+        #expect(failureKind(appendWaiting(record("a", 12), to: store)) == .outOfOrder, "12 was taken")
+        #expect(failureKind(appendWaiting(record("a", 13), to: store)) == nil)
+        #expect(try store.load("a")?.records.map(\.number) == kept + [13])
+        // A snapshot drops the chain's start; it ends on record 6, with 10 and on kept.
+        try store.saveSnapshot(StoredSnapshot(number: 6, body: Array("{}".utf8)), of: "a")
+        #expect(try store.load("a")?.records.map(\.number) == [10, 11, 13])
+        #expect(try store.load("b")?.records == (1...6).map { record("b", $0) })
+        try store.delete("b")
+        #expect(try store.load("b") == nil)
+        store.close()
+
+        // Every removed record's row left the file: the log holds a's three rows and nothing of b.
+        let file = try SQLiteConnection(path: path, create: false, readOnly: true)
+        #expect(try file.integer("SELECT count(*) FROM log") == 3)
+        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'b'") == 0)
+        let reopened = try Self.open(path, noteThreshold: 1)
+        defer { reopened.close() }
+        #expect(try reopened.load("a")?.records.map(\.number) == [10, 11, 13])
+        #expect(failureKind(appendWaiting(record("a", 14), to: reopened)) == nil)
+        #expect(try reopened.load("a")?.records.map(\.number) == [10, 11, 13, 14])
+    }
+
+    @Test func readsRacingAppendsAndNotingsSeeEveryCompletedRecordWithNoGap() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let store = try Self.open(directory.path + "/sessions.sqlite", noteThreshold: 8)
         defer { store.close() }
         let sessions = ["s0", "s1", "s2", "s3"]
         let perSession = 150
@@ -161,7 +247,7 @@ import Testing
         reading.wait()
         #expect(rounds.withLock { $0 } - readsBefore > 100, "the reads raced the writes")
         #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0 }.prefix(5))")
-        #expect(store.moveCount > 10, "\(store.moveCount) moves")
+        #expect(store.noteCount > 10, "\(store.noteCount) notings")
         for session in sessions {
             #expect(try store.load(session)?.records == (1...perSession).map { record(session, $0) })
         }
@@ -173,7 +259,7 @@ import Testing
         let path = directory.path + "/sessions.sqlite"
         let store = try SQLiteSessionStore(
             path: path, durability: .process,
-            testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 50, logMoveSlice: .max, checkpointFrames: 16))
+            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 50, logNoteSlice: .max, checkpointFrames: 16))
         defer { store.close() }
         // Each append waited for is a commit of its own: at least one frame each, 400 without a checkpoint.
         for number in 1...400 { appendWaiting(record("a", number, bodySize: 300), to: store) }
@@ -182,30 +268,32 @@ import Testing
         #expect(try store.load("a")?.records.count == 400)
     }
 
-    @Test func aSnapshotDropsTheRecordsItStandsForFromTheLogWithoutMovingTheRest() throws {
+    @Test func aSnapshotDropsTheRecordsItStandsForAndATouchNotesTheRest() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        let store = try Self.open(path, moveThreshold: 1_000)
+        let store = try Self.open(path, noteThreshold: 1_000)
         for number in 1...10 { appendWaiting(record("a", number), to: store, lastActive: 70) }
         for number in 1...3 { appendWaiting(record("b", number), to: store, lastActive: 80) }
         let snapshot = StoredSnapshot(number: 6, body: Array("{\"n\":6}".utf8))
         try store.saveSnapshot(snapshot, of: "a")
-        #expect(store.logRowCount == 7, "a's records 1-6 left the log; 7-10 and b's stay there")
+        #expect(store.logRowCount == 7, "a's records 1-6 left the log; 7-10 and b's stay in the tail")
         let expected = StoredSession(snapshot: snapshot, records: (7...10).map { record("a", $0) })
         #expect(try store.load("a") == expected)
         try store.removeRecords([10], of: "a")
         #expect(store.logRowCount == 6)
         #expect(failureKind(appendWaiting(record("a", 10), to: store)) == .outOfOrder, "a removed last record")
         #expect(failureKind(appendWaiting(record("a", 11), to: store)) == nil)
-        // A touch takes the session's rows out of the log, so that their activity does not count again later.
+        // A touch notes the session's rows in its row and takes them out of the tail, so that their activity does not
+        // count again later, not even once the file is reopened.
         try store.touch("a", at: 5)
         #expect(store.logRowCount == 3)
         #expect(try store.sessions(lastActiveBefore: 6, limit: 5) == ["a"])
         store.close()
 
-        let reopened = try Self.open(path, moveThreshold: 1)
+        let reopened = try Self.open(path, noteThreshold: 1)
         defer { reopened.close() }
+        #expect(reopened.logRowCount == 3, "b's three rows; a's were noted by the touch")
         #expect(try reopened.load("a")?.records.map(\.number) == [7, 8, 9, 11])
         #expect(try reopened.load("a")?.snapshot == snapshot)
         #expect(try reopened.load("b")?.records == (1...3).map { record("b", $0) })
@@ -213,13 +301,13 @@ import Testing
         #expect(failureKind(appendWaiting(record("b", 4), to: reopened)) == nil)
         reopened.flush()
         #expect(reopened.logRowCount == 0)
-        #expect(try reopened.sessions(lastActiveBefore: 81, limit: 5) == ["a", "b"], "the move kept a's touch")
+        #expect(try reopened.sessions(lastActiveBefore: 81, limit: 5) == ["a", "b"], "the noting kept a's touch")
     }
 
     @Test func aSweepsTouchesOfManySessionsAreOneCommit() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
-        let store = try Self.open(directory.path + "/sessions.sqlite", moveThreshold: 1_000)
+        let store = try Self.open(directory.path + "/sessions.sqlite", noteThreshold: 1_000)
         defer { store.close() }
         let sessions = (0..<40).map { "s\($0)" }
         for session in sessions { appendWaiting(record(session, 1), to: store, lastActive: 500) }
@@ -236,9 +324,9 @@ import Testing
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        let mine = try Self.open(path, moveThreshold: 1_000)
+        let mine = try Self.open(path, noteThreshold: 1_000)
         defer { mine.close() }
-        let theirs = try Self.open(path, moveThreshold: 1_000)
+        let theirs = try Self.open(path, noteThreshold: 1_000)
         defer { theirs.close() }
         for number in 1...3 { appendWaiting(record("b", number), to: theirs) }
         appendWaiting(record("a", 1), to: mine)

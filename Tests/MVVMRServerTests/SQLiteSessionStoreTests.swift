@@ -178,7 +178,7 @@ import Testing
         }
         #expect(error?.kind == .unavailable)
         #expect(
-            error?.message.contains("schema version 7 is newer than this build's (2)") == true,
+            error?.message.contains("schema version 7 is newer than this build's (\(SQLiteSchema.version))") == true,
             "\(String(describing: error))")
     }
 

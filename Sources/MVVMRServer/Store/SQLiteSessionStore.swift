@@ -33,23 +33,21 @@ public final class SQLiteSessionStore: SessionStore {
         var maximumPageCount: Int?
         /// Opens the file read-only (`SQLITE_READONLY` at every write). The file must already be a store.
         var readOnly = false
-        /// How many rows the shared log may hold before the writer moves some into `records`.
-        var logMoveThreshold = SQLiteSessionStore.defaultLogMoveThreshold
-        /// How many of the oldest rows one move takes (`.max`: all of them).
-        var logMoveSlice = SQLiteSessionStore.defaultLogMoveSlice
+        /// How many rows the log may gain that `sessions` does not account for before the writer notes some there.
+        var logNoteThreshold = SQLiteSessionStore.defaultLogNoteThreshold
+        /// How many of the oldest such rows one noting takes (`.max`: all of them).
+        var logNoteSlice = SQLiteSessionStore.defaultLogNoteSlice
         /// How many frames the write-ahead log may hold before the writer checkpoints it.
         var checkpointFrames = SQLiteSessionStore.defaultCheckpointFrames
     }
 
-    /// How many rows the shared log holds at most (plus one batch) before the writer moves them into `records`:
-    /// enough that a move writes each busy session's page once for many of its records, few enough that the
-    /// move is short and the log's rows, which readers find one by one, are few.
-    static let defaultLogMoveThreshold = 8_192
+    /// How many rows the log gains at most (plus one batch) before the writer notes them in `sessions` (see
+    /// ``LogTail``): enough that each busy session's row is written once for many of its records, few enough that
+    /// the tail, which a reopened file reads back, stays small.
+    static let defaultLogNoteThreshold = 8_192
 
-    /// How many of the log's oldest rows one move takes, once it holds ``defaultLogMoveThreshold``: all of them.
-    /// Moving the oldest 1,024 at a time halved the answers' p99 (48 -> 26 ms) but cost a third of the throughput
-    /// (33,000 -> 21,700 actions/s, 256 sessions on this 2-core machine); 2,048 at a time, p99 30 ms and 13 % less.
-    static let defaultLogMoveSlice = Int.max
+    /// How many of the rows not yet noted one noting takes, once there are ``defaultLogNoteThreshold``: all of them.
+    static let defaultLogNoteSlice = Int.max
 
     /// How many frames (pages) the write-ahead log holds before the writer checkpoints it: SQLite's own default (4 MiB
     /// at its 4 KiB pages), but run between batches, once their answers are out, instead of inside a commit. (A
@@ -96,8 +94,8 @@ public final class SQLiteSessionStore: SessionStore {
         let tail = LogTail()
         self.tail = tail
         writer = try SessionWriter(
-            connection: writing, tail: tail, logMoveThreshold: testing.logMoveThreshold,
-            logMoveSlice: testing.logMoveSlice,
+            connection: writing, tail: tail, logNoteThreshold: testing.logNoteThreshold,
+            logNoteSlice: testing.logNoteSlice,
             checkpointFrames: testing.checkpointFrames)
         let reading = try SQLiteConnection(path: path, create: false, readOnly: testing.readOnly)
         if !testing.readOnly { try reading.execute("PRAGMA query_only = ON") }
@@ -193,14 +191,14 @@ public final class SQLiteSessionStore: SessionStore {
 
     // MARK: - For tests
 
-    /// How many batches the writer has committed (fewer than the appends when commits were grouped); the moves of
-    /// the log between batches are counted apart, in `moveCount`.
+    /// How many batches the writer has committed (fewer than the appends when commits were grouped); the notings
+    /// of the log between batches are counted apart, in `noteCount`.
     var commitCount: Int { writer.commitCount }
 
-    /// How many times the writer moved the log into `records` between batches.
-    var moveCount: Int { writer.moveCount }
+    /// How many times the writer noted the log's latest rows in `sessions` between batches.
+    var noteCount: Int { writer.noteCount }
 
-    /// How many rows the shared log holds, not yet moved into `records`.
+    /// How many rows the tail lists: rows of the log that `sessions` does not account for yet.
     var logRowCount: Int { tail.rowCount }
 
     /// Holds the writer's queue until `resumeWriting()`, so that what is queued meanwhile makes one batch.

@@ -7,10 +7,12 @@ import Testing
 /// The stores the behavioural suite runs against.
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     case memory
-    /// SQLite as configured by default: appends stay in the shared log until thousands gathered.
+    /// SQLite as configured by default: the log's rows are noted in `sessions` once thousands gathered, so reads
+    /// find sessions' newest rows in the tail.
     case sqlite
-    /// SQLite whose writer moves the shared log into `records` after every batch, so that reads find records there.
-    case sqliteMovingEveryBatch
+    /// SQLite whose writer notes the log's rows in `sessions` after every batch, so that reads find sessions'
+    /// newest rows there.
+    case sqliteNotingEveryBatch
     /// NATS JetStream, on a nats-server the test process starts (``NATSTestServer/shared``), under names of its own.
     case nats
 
@@ -31,12 +33,12 @@ final class StoreFixture: Sendable {
             let directory = try TemporaryStoreDirectory()
             self.directory = directory
             store = try SQLiteSessionStore(path: directory.path + "/sessions.sqlite", durability: durability)
-        case .sqliteMovingEveryBatch:
+        case .sqliteNotingEveryBatch:
             let directory = try TemporaryStoreDirectory()
             self.directory = directory
             store = try SQLiteSessionStore(
                 path: directory.path + "/sessions.sqlite", durability: durability,
-                testing: SQLiteSessionStore.TestingOptions(logMoveThreshold: 1, logMoveSlice: .max))
+                testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 1, logNoteSlice: .max))
         case .nats:
             let server = try #require(NATSTestServer.shared, "nats-server could not be started")
             directory = nil

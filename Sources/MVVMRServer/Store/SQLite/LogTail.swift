@@ -1,20 +1,21 @@
 import Locking
 
-/// The rows of the SQLite store's shared `log` table that are not yet moved into `records`, by session: where each
+/// The rows of the SQLite store's `log` table that `sessions` does not account for yet, by session: where each
 /// session's latest records are, without an index on the log.
 ///
 /// Appends go to the end of `log`, one rowid table for every session, so a commit of many sessions' records writes
-/// a few adjacent pages instead of one page per session. Once the log is long, the writer moves its oldest rows into
-/// `records` (clustered by session and number) between batches, in one transaction that writes each session's page
-/// once for the rows it gathered meanwhile (``WriterDatabase/moveLog(oldest:)``). Until then the rows are found
-/// through this table, in memory, which the writer fills after each commit (before any append of it completes) and
-/// trims after each move's commit, and which it builds from the file when it opens it or sees that another
-/// connection wrote to it.
+/// a few adjacent pages instead of a page per session. Each row names its session's previous row, so a session's
+/// records are a chain, read from its newest row. Once the log has gained many rows, the writer notes them in
+/// `sessions` between batches, in one transaction that writes each session's row once, with its newest row, for
+/// the rows it gained meanwhile (``WriterDatabase/noteLog(oldest:)``); the rows stay where they are. Until then
+/// each session's newest row is found here, in memory, which the writer fills after each commit (before any append
+/// of it completes) and trims after each noting's commit, and which it builds from the file when it opens it or
+/// sees that another connection wrote to it.
 ///
 /// Readers look here before they begin their read transaction: a row whose append completed before the read is
-/// listed here, or its move committed before this table dropped it, so the read finds it in one of the two tables.
-/// Rows another program appended to the same file are not listed until this writer's next commit; a reader sees
-/// that the log's highest rowid is past the highest listed here, and then scans the log for the session instead.
+/// listed here, or its noting committed before this table dropped it, so the read finds the newest row here or in
+/// `sessions`. Rows another program appended to the same file are not listed until this writer's next commit; a
+/// reader looks for the session's rows past the highest rowid listed here, which are usually none.
 final class LogTail: Sendable {
     /// One session's rows in the log.
     struct SessionRows: Sendable, Equatable {
@@ -86,20 +87,20 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Takes in what a commit changed: it moved the rows up to `movedThrough` out of the log (nil: none), and each
-    /// session of `sessions` has exactly the rows given (none: it leaves the table).
-    func apply(_ sessions: [String: SessionRows], removingThrough movedThrough: Int64?) {
-        guard movedThrough != nil || !sessions.isEmpty else { return }
+    /// Takes in what a commit changed: `sessions` accounts for the rows up to `notedThrough` from now on (nil: no
+    /// change), and each session of `sessions` has exactly the rows given (none: it leaves the table).
+    func apply(_ sessions: [String: SessionRows], removingThrough notedThrough: Int64?) {
+        guard notedThrough != nil || !sessions.isEmpty else { return }
         state.withLock { state in
-            if let movedThrough {
-                // The rows are in rowid order: the moved ones are a prefix of each session's. Found first, then
+            if let notedThrough {
+                // The rows are in rowid order: the noted ones are a prefix of each session's. Found first, then
                 // removed, so that the dictionary is not changed while it is walked.
-                var moved: [(session: String, count: Int, all: Bool)] = []
+                var noted: [(session: String, count: Int, all: Bool)] = []
                 for (session, rows) in state.sessions {
-                    let count = rows.rows.prefix { $0.rowID <= movedThrough }.count
-                    if count > 0 { moved.append((session, count, count == rows.rows.count)) }
+                    let count = rows.rows.prefix { $0.rowID <= notedThrough }.count
+                    if count > 0 { noted.append((session, count, count == rows.rows.count)) }
                 }
-                for entry in moved {
+                for entry in noted {
                     state.rowCount -= entry.count
                     if entry.all {
                         state.sessions[entry.session] = nil
@@ -121,7 +122,7 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Forgets every row: a move emptied the log.
+    /// Forgets every row (before the tail is read again from the file).
     func removeAll() {
         state.withLock { state in
             state.sessions.removeAll(keepingCapacity: state.sessions.count < 4_096)

@@ -1,17 +1,16 @@
 /// The SQLite store's second connection, for reads on the callers' threads (one at a time, behind a lock). In WAL
 /// mode it reads the last committed state without waiting for the writer, and sees every append that completed:
-/// in `records`, or in the shared log, where ``LogTail`` says each session's rows are.
+/// a session's records are a chain in the log, read from its newest row, which `sessions` or ``LogTail`` knows.
 final class ReaderDatabase {
     private let connection: SQLiteConnection
     private let tail: LogTail
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
     private let rollback: SQLiteStatement
-    private let selectSnapshot: SQLiteStatement
-    private let selectRecords: SQLiteStatement
-    private let selectLogRow: SQLiteStatement
-    private let selectHighestLogRow: SQLiteStatement
-    private let scanLogForSession: SQLiteStatement
+    private let selectSession: SQLiteStatement
+    private let selectLink: SQLiteStatement
+    private let rowExists: SQLiteStatement
+    private let selectNewestUnlisted: SQLiteStatement
     private let selectLastActive: SQLiteStatement
     private let selectIdleSessions: SQLiteStatement
     private let countSessions: SQLiteStatement
@@ -24,12 +23,14 @@ final class ReaderDatabase {
         begin = try connection.prepare("BEGIN")
         commit = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
-        selectSnapshot = try connection.prepare("SELECT snapshot_number, snapshot FROM sessions WHERE id = ?1")
-        selectRecords = try connection.prepare(
-            "SELECT number, body FROM records WHERE session = ?1 AND number > ?2 ORDER BY number")
-        selectLogRow = try connection.prepare("SELECT number, body FROM log WHERE seq = ?1 AND session = ?2")
-        selectHighestLogRow = try connection.prepare("SELECT max(seq) FROM log")
-        scanLogForSession = try connection.prepare("SELECT number, body FROM log WHERE session = ?1 ORDER BY seq")
+        selectSession = try connection.prepare(
+            "SELECT snapshot_number, snapshot, newest_seq FROM sessions WHERE id = ?1")
+        selectLink = try connection.prepare(
+            "SELECT number, body, previous_seq FROM log WHERE seq = ?1 AND session = ?2")
+        rowExists = try connection.prepare("SELECT 1 FROM log WHERE seq = ?1 AND session = ?2")
+        // Rows the tail was not told of: written after it was read, or by another program. Usually none: the
+        // range starts past the log's end.
+        selectNewestUnlisted = try connection.prepare("SELECT max(seq) FROM log WHERE seq > ?1 AND session = ?2")
         selectLastActive = try connection.prepare("SELECT last_active FROM sessions WHERE id = ?1")
         selectIdleSessions = try connection.prepare(
             "SELECT id, last_active FROM sessions WHERE last_active < ?1 ORDER BY last_active, id LIMIT ?2")
@@ -39,70 +40,72 @@ final class ReaderDatabase {
     /// The session's snapshot and records, read in one transaction; nil when there is no such session.
     func load(_ session: String) throws(SessionStoreError) -> StoredSession? {
         // Before the transaction begins: see LogTail for why this order finds every completed append.
-        let (inLog, highestKnown) = tail.rows(of: session)
+        let (inTail, highestKnown) = tail.rows(of: session)
         return try inTransaction { () throws(SessionStoreError) in
-            try readSession(session, inLog: inLog, highestKnownRowID: highestKnown)
+            try readSession(session, inTail: inTail, highestKnownRowID: highestKnown)
         }
     }
 
     private func readSession(
-        _ session: String, inLog: LogTail.SessionRows, highestKnownRowID: Int64
+        _ session: String, inTail: LogTail.SessionRows, highestKnownRowID: Int64
     ) throws(SessionStoreError) -> StoredSession? {
         var hasRow = false
         var snapshot: StoredSnapshot?
+        // The newest row of the session: the greatest of the one its row in `sessions` names, the newest of the
+        // tail's that is still there, and any the tail was not told of.
+        var newest: Int64 = 0
         do {
-            defer { selectSnapshot.reset() }
-            try selectSnapshot.bind(session, at: 1)
-            if try selectSnapshot.step() {
+            defer { selectSession.reset() }
+            try selectSession.bind(session, at: 1)
+            if try selectSession.step() {
                 hasRow = true
-                if !selectSnapshot.isNull(at: 0) {
+                if !selectSession.isNull(at: 0) {
                     snapshot = StoredSnapshot(
-                        number: Int(selectSnapshot.integer(at: 0)), body: selectSnapshot.bytes(at: 1))
+                        number: Int(selectSession.integer(at: 0)), body: selectSession.bytes(at: 1))
                 }
+                newest = selectSession.integer(at: 2)
             }
         }
+        // A row removed since the tail was read is gone; the next older one listed may still be there.
+        for row in inTail.rows.reversed() where row.rowID > newest {
+            if try exists(row.rowID, of: session) {
+                newest = row.rowID
+                break
+            }
+        }
+        do {
+            defer { selectNewestUnlisted.reset() }
+            try selectNewestUnlisted.bind(highestKnownRowID, at: 1)
+            try selectNewestUnlisted.bind(session, at: 2)
+            if try selectNewestUnlisted.step(), !selectNewestUnlisted.isNull(at: 0) {
+                newest = max(newest, selectNewestUnlisted.integer(at: 0))
+            }
+        }
+        // Newest first, down the chain to the snapshot (or the first record).
         var records: [StoredRecord] = []
-        if hasRow {
-            defer { selectRecords.reset() }
-            try selectRecords.bind(session, at: 1)
-            try selectRecords.bind(snapshot?.number ?? 0, at: 2)
-            while try selectRecords.step() {
-                records.append(
-                    StoredRecord(
-                        session: session, number: Int(selectRecords.integer(at: 0)), body: selectRecords.bytes(at: 1)))
-            }
+        var seq = newest
+        let snapshotNumber = snapshot?.number ?? 0
+        while seq != 0 {
+            defer { selectLink.reset() }
+            try selectLink.bind(seq, at: 1)
+            try selectLink.bind(session, at: 2)
+            guard try selectLink.step() else { break }
+            let number = Int(selectLink.integer(at: 0))
+            guard number > snapshotNumber else { break }
+            records.append(StoredRecord(session: session, number: number, body: selectLink.bytes(at: 1)))
+            seq = selectLink.integer(at: 2)
         }
-        var foundInLog = false
-        let take = { (statement: SQLiteStatement) in
-            foundInLog = true
-            let number = Int(statement.integer(at: 0))
-            guard number > (records.last?.number ?? snapshot?.number ?? 0) else { return }
-            records.append(StoredRecord(session: session, number: number, body: statement.bytes(at: 1)))
-        }
-        if try highestLogRowID() > highestKnownRowID {
-            // Another program wrote to the log since the tail was told: find the session's rows the slow way.
-            defer { scanLogForSession.reset() }
-            try scanLogForSession.bind(session, at: 1)
-            while try scanLogForSession.step() { take(scanLogForSession) }
-        } else {
-            for row in inLog.rows {
-                defer { selectLogRow.reset() }
-                try selectLogRow.bind(row.rowID, at: 1)
-                try selectLogRow.bind(session, at: 2)
-                // A row moved (or deleted) since the tail was read is gone from the log: it is in `records`, read
-                // above.
-                if try selectLogRow.step() { take(selectLogRow) }
-            }
-        }
-        guard hasRow || foundInLog else { return nil }
+        guard hasRow || newest != 0 else { return nil }
+        records.reverse()
         return StoredSession(snapshot: snapshot, records: records)
     }
 
-    /// The log's highest rowid (0 when it is empty).
-    private func highestLogRowID() throws(SessionStoreError) -> Int64 {
-        defer { selectHighestLogRow.reset() }
-        guard try selectHighestLogRow.step(), !selectHighestLogRow.isNull(at: 0) else { return 0 }
-        return selectHighestLogRow.integer(at: 0)
+    /// Whether the log has the row `seq`, of `session`.
+    private func exists(_ seq: Int64, of session: String) throws(SessionStoreError) -> Bool {
+        defer { rowExists.reset() }
+        try rowExists.bind(seq, at: 1)
+        try rowExists.bind(session, at: 2)
+        return try rowExists.step()
     }
 
     /// The ids of up to `limit` sessions last active before `time`, oldest first (ties by id).

@@ -23,31 +23,32 @@ final class SessionWriter: @unchecked Sendable {
         /// Tests hold the queue to gather requests into one batch.
         var isSuspended = false
         var commitCount = 0
-        var moveCount = 0
+        var noteCount = 0
         var thread: pthread_t?
     }
 
     /// The writer's connection and its statements: nil once the thread has ended.
     private var database: WriterDatabase?
     private let queue = Monitor(Queue())
-    /// How many rows the shared log may hold before the writer moves some into `records`, between two batches.
-    private let logMoveThreshold: Int
-    /// How many of the oldest rows one such move takes.
-    private let logMoveSlice: Int
+    /// How many rows the log may gain that `sessions` does not account for before the writer notes some there,
+    /// between two batches.
+    private let logNoteThreshold: Int
+    /// How many of the oldest such rows one noting takes.
+    private let logNoteSlice: Int
 
     /// A writer for the store's file.
     /// - Parameters:
     ///   - connection: the writer's connection, configured, its tables ready.
     ///   - tail: where the log's rows are, shared with the reader.
-    ///   - logMoveThreshold: how many rows the log may hold before some are moved.
-    ///   - logMoveSlice: how many of the oldest rows one move takes.
+    ///   - logNoteThreshold: how many rows the log may gain before some are noted in `sessions`.
+    ///   - logNoteSlice: how many of the oldest such rows one noting takes.
     ///   - checkpointFrames: how many frames the write-ahead log may hold before the writer checkpoints it.
     init(
-        connection: SQLiteConnection, tail: LogTail, logMoveThreshold: Int, logMoveSlice: Int, checkpointFrames: Int
+        connection: SQLiteConnection, tail: LogTail, logNoteThreshold: Int, logNoteSlice: Int, checkpointFrames: Int
     ) throws(SessionStoreError) {
         database = try WriterDatabase(connection: connection, tail: tail, checkpointFrames: checkpointFrames)
-        self.logMoveThreshold = logMoveThreshold
-        self.logMoveSlice = max(1, logMoveSlice)
+        self.logNoteThreshold = logNoteThreshold
+        self.logNoteSlice = max(1, logNoteSlice)
     }
 
     /// Starts the writer thread.
@@ -60,11 +61,11 @@ final class SessionWriter: @unchecked Sendable {
         queue.withLock { $0.thread = thread }
     }
 
-    /// How many batches the writer has committed (moves of the log not counted).
+    /// How many batches the writer has committed (notings of the log not counted).
     var commitCount: Int { queue.withLock { $0.commitCount } }
 
-    /// How many times the writer moved the log into `records` between batches.
-    var moveCount: Int { queue.withLock { $0.moveCount } }
+    /// How many times the writer noted the log's latest rows in `sessions` between batches.
+    var noteCount: Int { queue.withLock { $0.noteCount } }
 
     /// Queues `write`; completes it at once with `unavailable("closed")` when the store is closing.
     func enqueue(_ write: QueuedWrite) {
@@ -156,7 +157,7 @@ final class SessionWriter: @unchecked Sendable {
             for (queued, outcome) in zip(batch, outcomes) {
                 queued.completion(outcome)
             }
-            moveLogIfLong()
+            noteLogIfLong()
             database?.checkpointIfDue()
             lastBatchEnded = SessionWriter.monotonicMicroseconds()
         }
@@ -174,13 +175,13 @@ final class SessionWriter: @unchecked Sendable {
         return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
     }
 
-    /// Moves the shared log into `records` once it holds `logMoveThreshold` rows: after a batch's completions ran,
-    /// so that no answer waits for it. A move that fails leaves the log as it is (its rows stay readable there)
-    /// and is tried again after the next batch.
-    private func moveLogIfLong() {
-        guard let database, database.tail.rowCount >= logMoveThreshold else { return }
-        if case .success = database.moveLog(oldest: logMoveSlice) {
-            queue.withLock { $0.moveCount += 1 }
+    /// Notes the log's latest rows in `sessions` once `logNoteThreshold` rows came after the last noted one:
+    /// after a batch's completions ran, so that no answer waits for it. A noting that fails leaves everything as
+    /// it was (the rows stay in the tail) and is tried again after the next batch.
+    private func noteLogIfLong() {
+        guard let database, database.unnotedRowCount >= logNoteThreshold else { return }
+        if case .success = database.noteLog(oldest: logNoteSlice) {
+            queue.withLock { $0.noteCount += 1 }
         }
     }
 

@@ -10,8 +10,9 @@ enum WriteRequest: Sendable {
     case touch([SessionActivity])
     /// Delete a session.
     case delete(session: String)
-    /// Move the shared log's oldest rows (this many, or all) into `records` and `sessions` (see ``LogTail``).
-    case moveLog(oldest: Int)
+    /// Bring `sessions` up to date with the oldest rows of the log it does not account for (this many, or all; see
+    /// ``LogTail``).
+    case noteLog(oldest: Int)
     /// Nothing: completes once everything queued before it has (`flush`).
     case barrier
     /// Run a pragma on the writer's connection and tell its first value (tests read the writer's settings, and

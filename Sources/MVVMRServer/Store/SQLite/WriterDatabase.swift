@@ -1,6 +1,6 @@
 /// The writer thread's connection and the statements it prepared once: writes a batch of requests in one
-/// transaction, each behind the rules of ``SessionFence``, and moves the shared log into `records` (see
-/// ``LogTail``).
+/// transaction, each behind the rules of ``SessionFence``, and now and then brings `sessions` up to date with the
+/// log's latest rows (see ``LogTail``).
 final class WriterDatabase {
     private let connection: SQLiteConnection
     /// Where the log's rows are, shared with the reader.
@@ -11,49 +11,62 @@ final class WriterDatabase {
     private let dataVersion: SQLiteStatement
     private let selectSession: SQLiteStatement
     private let appendToLog: SQLiteStatement
-    private let selectLog: SQLiteStatement
-    private let moveLogRecords: SQLiteStatement
-    private let moveLogSessions: SQLiteStatement
-    private let emptyLog: SQLiteStatement
-    private let selectMoveWatermark: SQLiteStatement
-    private let deleteLogRow: SQLiteStatement
-    private let deleteLogRange: SQLiteStatement
-    private let moveLogRow: SQLiteStatement
-    private let upsertSession: SQLiteStatement
-    private let noteMovedThrough: SQLiteStatement
+    private let selectTail: SQLiteStatement
+    private let selectNotedThrough: SQLiteStatement
     private let selectHighestSeq: SQLiteStatement
+    private let selectNoteWatermark: SQLiteStatement
+    private let noteLogInSessions: SQLiteStatement
+    private let advanceNotedThrough: SQLiteStatement
+    private let upsertSession: SQLiteStatement
+    private let setNewestSeq: SQLiteStatement
+    private let selectLink: SQLiteStatement
+    private let setPreviousSeq: SQLiteStatement
+    private let deleteLogRow: SQLiteStatement
     private let updateSnapshot: SQLiteStatement
-    private let deleteRecordsThrough: SQLiteStatement
-    private let deleteRecord: SQLiteStatement
     private let touchSession: SQLiteStatement
     private let deleteSession: SQLiteStatement
-    private let deleteRecords: SQLiteStatement
     /// `PRAGMA data_version` when the tail was last known to match the file: another connection's commit changes it.
     private var knownDataVersion: Int64?
     /// The `seq` the next row of the log gets (as committed: a transaction counts on from it in `TailChanges`).
     private var nextSeq: Int64 = 1
+    /// The highest `seq` that `sessions` accounts for (as committed): the tail lists the rows after it.
+    private var notedThrough: Int64 = 0
     /// How many frames the write-ahead log may hold before the writer checkpoints it.
     private let checkpointFrames: Int
 
+    /// How many rows were appended after the last that `sessions` accounts for (rows deleted since included):
+    /// the rows a reopened file lists in its tail.
+    var unnotedRowCount: Int { Int(nextSeq - 1 - notedThrough) }
+
+    /// The end of a session's chain of records: its last number and its newest row.
+    private struct ChainEnd {
+        /// The session's last record number (0: none). It stays when its record is removed: the fence never
+        /// accepts a number twice.
+        var lastNumber: Int
+        /// The `seq` of its newest row in the log (0: none).
+        var newestSeq: Int64
+    }
+
     /// What a transaction changes in the tail, applied once it commits: its own view of the log's rows.
     private struct TailChanges {
-        /// The log's rows up to this rowid were moved into `records` in this transaction (nil: none).
-        var movedThrough: Int64?
-        /// The rows this transaction appended (after its last move), not yet in `replaced`.
+        /// `sessions` accounts for the log's rows up to this `seq`, from this transaction on (nil: unchanged).
+        var notedThrough: Int64?
+        /// The rows this transaction appended (after its last noting), not yet in `replaced`.
         var additions: [LogTail.Addition] = []
         /// The log's rows of every session whose rows this transaction removed, as they are now (its additions
         /// before the removal included): these replace the committed tail's once it commits.
         var replaced: [String: LogTail.SessionRows] = [:]
-        /// The transaction's own view of each session's last number, so that records of one session chain.
-        var lastNumbers: [String: Int] = [:]
+        /// The ends of the chains this transaction appended to, so that records of one session chain without a
+        /// look at the file.
+        var chainEnds: [String: ChainEnd] = [:]
         /// The `seq` the transaction's next row gets.
         var nextSeq: Int64
 
-        /// The rows `session` has in the log as this transaction sees it (for the rare changes that remove rows:
+        /// The rows `session` has in the tail as this transaction sees it (for the rare changes that remove rows:
         /// it looks through the transaction's additions).
         func rows(of session: String, committed tail: LogTail) -> LogTail.SessionRows {
             var rows = replaced[session] ?? tail.rows(of: session).rows
-            if let movedThrough { rows.rows.removeAll { $0.rowID <= movedThrough } }
+            if let notedThrough { rows.rows.removeAll { $0.rowID <= notedThrough } }
             for addition in additions where addition.session == session { rows.add(addition) }
             return rows
         }
@@ -65,7 +78,7 @@ final class WriterDatabase {
         }
     }
 
-    /// Prepares the writer's statements on `connection` and reads the log's rows into `tail`.
+    /// Prepares the writer's statements on `connection` and reads the log's latest rows into `tail`.
     /// - Parameters:
     ///   - connection: the writer's connection, configured, its tables ready.
     ///   - tail: where the log's rows are, shared with the reader.
@@ -79,42 +92,45 @@ final class WriterDatabase {
         commit = try connection.prepare("COMMIT")
         rollback = try connection.prepare("ROLLBACK")
         dataVersion = try connection.prepare("PRAGMA data_version")
-        selectSession = try connection.prepare("SELECT last_number, snapshot_number FROM sessions WHERE id = ?1")
+        selectSession = try connection.prepare(
+            "SELECT last_number, snapshot_number, newest_seq FROM sessions WHERE id = ?1")
         appendToLog = try connection.prepare(
-            "INSERT INTO log (seq, session, number, last_active, body) VALUES (?5, ?1, ?2, ?3, ?4)")
-        selectLog = try connection.prepare("SELECT seq, session, number, last_active FROM log ORDER BY seq")
-        // OR REPLACE: a row another program left in `records` under the same key must not hold the log up forever;
-        // the log's row is the later one. Sorted, so that each session's page is visited once.
-        moveLogRecords = try connection.prepare(
-            "INSERT OR REPLACE INTO records (session, number, body) SELECT session, number, body FROM log "
-                + "WHERE seq <= ?1 ORDER BY session, number")
-        // `WHERE true` keeps SQLite from reading ON CONFLICT as a join's constraint.
-        moveLogSessions = try connection.prepare(
-            "INSERT INTO sessions (id, last_number, last_active) "
-                + "SELECT session, max(number), max(last_active) FROM log WHERE seq <= ?1 GROUP BY session "
-                + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
-                + "last_active = max(last_active, excluded.last_active)")
-        emptyLog = try connection.prepare("DELETE FROM log WHERE seq <= ?1")
-        selectMoveWatermark = try connection.prepare(
-            "SELECT coalesce((SELECT seq FROM log ORDER BY seq LIMIT 1 OFFSET ?1), (SELECT max(seq) FROM log))")
-        deleteLogRow = try connection.prepare("DELETE FROM log WHERE seq = ?1")
-        deleteLogRange = try connection.prepare(
-            "DELETE FROM log WHERE seq BETWEEN ?1 AND ?2 AND session = ?3 AND number <= ?4")
-        moveLogRow = try connection.prepare(
-            "INSERT OR REPLACE INTO records (session, number, body) SELECT session, number, body FROM log WHERE seq = ?1")
-        upsertSession = try connection.prepare(
-            "INSERT INTO sessions (id, last_number, last_active) VALUES (?1, ?2, ?3) "
-                + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
-                + "last_active = max(last_active, excluded.last_active)")
-        noteMovedThrough = try connection.prepare("UPDATE log_state SET moved_through = max(moved_through, ?1)")
+            "INSERT INTO log (seq, session, number, last_active, body, previous_seq) VALUES (?5, ?1, ?2, ?3, ?4, ?6)")
+        // The rows after the noted ones, less those a touch noted in their session's row since.
+        selectTail = try connection.prepare(
+            "SELECT seq, session, number, log.last_active FROM log LEFT JOIN sessions ON sessions.id = log.session "
+                + "WHERE seq > ?1 AND seq > coalesce(sessions.newest_seq, 0) ORDER BY seq")
+        selectNotedThrough = try connection.prepare("SELECT noted_through FROM log_state")
         selectHighestSeq = try connection.prepare(
-            "SELECT max(coalesce((SELECT max(seq) FROM log), 0), (SELECT moved_through FROM log_state))")
+            "SELECT max(coalesce((SELECT max(seq) FROM log), 0), (SELECT noted_through FROM log_state))")
+        // The `seq` that `count` rows after `?2` end at, or the log's last when it has fewer.
+        selectNoteWatermark = try connection.prepare(
+            "SELECT coalesce((SELECT seq FROM log WHERE seq > ?2 ORDER BY seq LIMIT 1 OFFSET ?1), "
+                + "(SELECT max(seq) FROM log WHERE seq > ?2))")
+        // One upsert per session for all of its rows in the range: each session's row is written once. A session
+        // whose row already accounts for its newest row of the range (a touch noted it) keeps its activity: the
+        // touch set it after those rows.
+        noteLogInSessions = try connection.prepare(
+            "INSERT INTO sessions (id, last_number, last_active, newest_seq) "
+                + "SELECT session, max(number), max(last_active), max(seq) FROM log WHERE seq > ?1 AND seq <= ?2 "
+                + "GROUP BY session "
+                + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
+                + "last_active = CASE WHEN excluded.newest_seq > newest_seq "
+                + "THEN max(last_active, excluded.last_active) ELSE last_active END, "
+                + "newest_seq = max(newest_seq, excluded.newest_seq)")
+        advanceNotedThrough = try connection.prepare("UPDATE log_state SET noted_through = max(noted_through, ?1)")
+        upsertSession = try connection.prepare(
+            "INSERT INTO sessions (id, last_number, last_active, newest_seq) VALUES (?1, ?2, ?3, ?4) "
+                + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
+                + "last_active = max(last_active, excluded.last_active), "
+                + "newest_seq = max(newest_seq, excluded.newest_seq)")
+        setNewestSeq = try connection.prepare("UPDATE sessions SET newest_seq = ?2 WHERE id = ?1")
+        selectLink = try connection.prepare("SELECT number, previous_seq FROM log WHERE seq = ?1 AND session = ?2")
+        setPreviousSeq = try connection.prepare("UPDATE log SET previous_seq = ?2 WHERE seq = ?1")
+        deleteLogRow = try connection.prepare("DELETE FROM log WHERE seq = ?1")
         updateSnapshot = try connection.prepare("UPDATE sessions SET snapshot_number = ?2, snapshot = ?3 WHERE id = ?1")
-        deleteRecordsThrough = try connection.prepare("DELETE FROM records WHERE session = ?1 AND number <= ?2")
-        deleteRecord = try connection.prepare("DELETE FROM records WHERE session = ?1 AND number = ?2")
         touchSession = try connection.prepare("UPDATE sessions SET last_active = ?2 WHERE id = ?1")
         deleteSession = try connection.prepare("DELETE FROM sessions WHERE id = ?1")
-        deleteRecords = try connection.prepare("DELETE FROM records WHERE session = ?1")
         try readTailIfChanged()
         connection.countWALFrames()
     }
@@ -142,7 +158,8 @@ final class WriterDatabase {
         }
         // Our own commit changes no data_version of ours; only other connections' do.
         nextSeq = changes.nextSeq
-        tail.apply(changes.replaced, removingThrough: changes.movedThrough)
+        if let noted = changes.notedThrough { notedThrough = max(notedThrough, noted) }
+        tail.apply(changes.replaced, removingThrough: changes.notedThrough)
         tail.add(changes.additions)
         return .success(outcomes)
     }
@@ -155,10 +172,10 @@ final class WriterDatabase {
         try? connection.checkpoint()
     }
 
-    /// Moves the oldest `count` rows of the log (all of them, when it holds fewer) into `records` and `sessions`, in
-    /// one transaction of its own.
-    func moveLog(oldest count: Int) -> Result<Void, SessionStoreError> {
-        write([.moveLog(oldest: count)]).map { _ in () }
+    /// Brings `sessions` up to date with the oldest `count` rows of the log it does not account for yet (all of
+    /// them, when there are fewer), in one transaction of its own; the tail then drops them.
+    func noteLog(oldest count: Int) -> Result<Void, SessionStoreError> {
+        write([.noteLog(oldest: count)]).map { _ in () }
     }
 
     /// Makes one request's change. Returns its refusal by the fence; throws when SQLite fails.
@@ -166,35 +183,36 @@ final class WriterDatabase {
         _ request: WriteRequest, changes: inout TailChanges
     ) throws(SessionStoreError) -> Result<Void, SessionStoreError> {
         if case .append(let record, let lastActive) = request {
-            let lastNumber = try lastNumber(of: record.session, changes: changes)
-            if let refusal = SessionFence.refusal(toAppend: record, after: lastNumber) { return .failure(refusal) }
+            let end = try chainEnd(of: record.session, changes: changes)
+            if let refusal = SessionFence.refusal(toAppend: record, after: end.lastNumber) { return .failure(refusal) }
             try appendToLog.bind(record.session, at: 1)
             try appendToLog.bind(record.number, at: 2)
             try appendToLog.bind(lastActive, at: 3)
             try appendToLog.bind(record.body, at: 4)
             try appendToLog.bind(changes.nextSeq, at: 5)
+            try appendToLog.bind(end.newestSeq, at: 6)
             try appendToLog.run()
             changes.additions.append(
                 LogTail.Addition(
                     session: record.session, row: LogTail.Row(rowID: changes.nextSeq, number: record.number),
                     lastActive: lastActive))
+            changes.chainEnds[record.session] = ChainEnd(lastNumber: record.number, newestSeq: changes.nextSeq)
             changes.nextSeq += 1
-            changes.lastNumbers[record.session] = record.number
             return .success(())
         }
         switch request {
         case .append:
             break
 
-        case .moveLog(let count):
-            try moveLogInTransaction(oldest: count, changes: &changes)
+        case .noteLog(let count):
+            try noteLogInTransaction(oldest: count, changes: &changes)
 
         case .saveSnapshot(let snapshot, let session):
-            // The session's row says how far its log goes (its rows in the log included) before the fence looks.
-            try noteLoggedNumbers(of: session, changes: changes)
-            let numbers = try sessionNumbers(of: session)
+            // The session's row says how far its log goes (its rows in the tail included) before the fence looks.
+            try noteTailRows(of: session, changes: changes)
+            let numbers = try sessionRow(of: session)
             if let refusal = SessionFence.refusal(
-                toSave: snapshot, of: session, lastNumber: numbers?.last, currentSnapshotNumber: numbers?.snapshot)
+                toSave: snapshot, of: session, lastNumber: numbers?.lastNumber, currentSnapshotNumber: numbers?.snapshot)
             {
                 return .failure(refusal)
             }
@@ -202,40 +220,34 @@ final class WriterDatabase {
             try updateSnapshot.bind(snapshot.number, at: 2)
             try updateSnapshot.bind(snapshot.body, at: 3)
             try updateSnapshot.run()
-            try deleteRecordsThrough.bind(session, at: 1)
-            try deleteRecordsThrough.bind(snapshot.number, at: 2)
-            try deleteRecordsThrough.run()
-            // The records it stands for that are still in the log go from there, where they are: no move.
-            try removeLogRows(of: session, through: snapshot.number, changes: &changes)
+            // The records it stands for are the chain's oldest.
+            try removeRecords(of: session, changes: &changes, keepingFrom: .min) { $0 <= snapshot.number }
 
         case .removeRecords(let numbers, let session):
             // Its row keeps the session's last number, even when the last record goes.
-            try noteLoggedNumbers(of: session, changes: changes)
-            for number in numbers {
-                try deleteRecord.bind(session, at: 1)
-                try deleteRecord.bind(number, at: 2)
-                try deleteRecord.run()
-            }
+            try noteTailRows(of: session, changes: changes)
             let removed = Set(numbers)
-            try removeLogRows(of: session, changes: &changes) { removed.contains($0) }
+            try removeRecords(of: session, changes: &changes, keepingFrom: numbers.min() ?? .max) {
+                removed.contains($0)
+            }
 
         case .touch(let activity):
             for entry in activity {
-                // The session's rows leave the log first (their activity would count again at the next move); a
-                // session only the log had gets its row in `sessions`; an unknown one is ignored.
-                try moveLogRows(of: entry.session, changes: &changes)
+                // The session's rows leave the tail first (their activity would count again at the next noting),
+                // and a session only the log had gets its row in `sessions`; an unknown one is ignored.
+                try noteTailRows(of: entry.session, changes: changes)
+                changes.replace(LogTail.SessionRows(), of: entry.session)
                 try touchSession.bind(entry.session, at: 1)
                 try touchSession.bind(entry.time, at: 2)
                 try touchSession.run()
             }
 
         case .delete(let session):
-            try deleteRecords.bind(session, at: 1)
-            try deleteRecords.run()
+            try removeRecords(of: session, changes: &changes, keepingFrom: .min) { _ in true }
             try deleteSession.bind(session, at: 1)
             try deleteSession.run()
-            try removeLogRows(of: session, through: .max, changes: &changes)
-            changes.lastNumbers[session] = 0
+            changes.replace(LogTail.SessionRows(), of: session)
+            changes.chainEnds[session] = ChainEnd(lastNumber: 0, newestSeq: 0)
 
         case .barrier:
             break
@@ -246,83 +258,106 @@ final class WriterDatabase {
         return .success(())
     }
 
-    /// The session's last record number as this transaction sees it (0: no such session).
-    private func lastNumber(of session: String, changes: TailChanges) throws(SessionStoreError) -> Int {
-        if let known = changes.lastNumbers[session] { return known }
-        if let inLog = changes.replaced[session]?.lastNumber { return inLog }
-        // Moving rows into `records` leaves the session's last number as it was.
-        if let inLog = tail.rows(of: session).rows.lastNumber { return inLog }
-        return try sessionNumbers(of: session)?.last ?? 0
+    /// The end of the session's chain as this transaction sees it: its last number (0: no such session) and its
+    /// newest row (0: none).
+    private func chainEnd(of session: String, changes: TailChanges) throws(SessionStoreError) -> ChainEnd {
+        if let known = changes.chainEnds[session] { return known }
+        // The tail's rows, as this transaction left them or as committed: its newest row is the session's newest
+        // (the rows `sessions` accounts for are older), and noting them leaves them where they are.
+        let rows = changes.replaced[session] ?? tail.rows(of: session).rows
+        if let lastNumber = rows.lastNumber, let newest = rows.rows.last {
+            return ChainEnd(lastNumber: lastNumber, newestSeq: newest.rowID)
+        }
+        let row = try sessionRow(of: session)
+        return ChainEnd(
+            lastNumber: max(rows.lastNumber ?? 0, row?.lastNumber ?? 0),
+            newestSeq: rows.rows.last?.rowID ?? row?.newestSeq ?? 0)
     }
 
-    /// Writes what the session's rows in the log say into its row in `sessions` (making the row for a session
-    /// only the log has): its last number and last activity, never lowering either.
-    private func noteLoggedNumbers(of session: String, changes: TailChanges) throws(SessionStoreError) {
+    /// Writes what the session's rows in the tail say into its row in `sessions` (making the row for a session
+    /// only the log has): its last number, last activity and newest row, never lowering any.
+    private func noteTailRows(of session: String, changes: TailChanges) throws(SessionStoreError) {
         let rows = changes.rows(of: session, committed: tail)
-        guard let lastNumber = rows.lastNumber else { return }
+        guard let lastNumber = rows.lastNumber, let newest = rows.rows.last else { return }
         try upsertSession.bind(session, at: 1)
         try upsertSession.bind(lastNumber, at: 2)
         try upsertSession.bind(rows.lastActive, at: 3)
+        try upsertSession.bind(newest.rowID, at: 4)
         try upsertSession.run()
     }
 
-    /// Moves the session's rows from the log into `records` and `sessions`, by their rowids.
-    private func moveLogRows(of session: String, changes: inout TailChanges) throws(SessionStoreError) {
-        let rows = changes.rows(of: session, committed: tail)
-        guard !rows.rows.isEmpty else { return }
-        try noteLoggedNumbers(of: session, changes: changes)
-        for row in rows.rows {
-            try moveLogRow.bind(row.rowID, at: 1)
-            try moveLogRow.run()
-        }
-        try removeLogRows(of: session, through: .max, changes: &changes)
-    }
-
-    /// Deletes the session's rows in the log up to record `number`, in one statement over their rowids' range.
-    private func removeLogRows(
-        of session: String, through number: Int, changes: inout TailChanges
+    /// Deletes the session's records whose numbers `remove` picks, walking its chain from the newest row down to
+    /// the first record kept below `lowest` (`.min`: to the chain's start), and links each record kept to the next
+    /// one kept below it (the session's row to its newest kept one).
+    private func removeRecords(
+        of session: String, changes: inout TailChanges, keepingFrom lowest: Int, where remove: (Int) -> Bool
     ) throws(SessionStoreError) {
-        var rows = changes.rows(of: session, committed: tail)
-        guard let first = rows.rows.first, first.number <= number else { return }
-        let last = rows.rows.last { $0.number <= number } ?? first
-        try deleteLogRange.bind(first.rowID, at: 1)
-        try deleteLogRange.bind(last.rowID, at: 2)
-        try deleteLogRange.bind(session, at: 3)
-        try deleteLogRange.bind(number, at: 4)
-        try deleteLogRange.run()
-        rows.rows.removeAll { $0.number <= number }
-        changes.replace(rows, of: session)
-    }
-
-    /// Deletes the session's rows in the log whose record numbers `remove` picks, by their rowids.
-    private func removeLogRows(
-        of session: String, changes: inout TailChanges, where remove: (Int) -> Bool
-    ) throws(SessionStoreError) {
-        var rows = changes.rows(of: session, committed: tail)
-        guard rows.rows.contains(where: { remove($0.number) }) else { return }
-        for row in rows.rows where remove(row.number) {
-            try deleteLogRow.bind(row.rowID, at: 1)
-            try deleteLogRow.run()
+        var seq = try chainEnd(of: session, changes: changes).newestSeq
+        // The nearest row kept above the walk (0: none yet, the session's row points down the chain).
+        var keptAbove: Int64 = 0
+        var linkBroken = false
+        while seq != 0, let link = try link(at: seq, of: session) {
+            if remove(link.number) {
+                try deleteLogRow.bind(seq, at: 1)
+                try deleteLogRow.run()
+                linkBroken = true
+            } else {
+                if linkBroken { try relink(keptAbove, to: seq, of: session) }
+                linkBroken = false
+                keptAbove = seq
+                if link.number < lowest { break }
+            }
+            seq = link.previous
         }
+        if linkBroken { try relink(keptAbove, to: 0, of: session) }
+        // Replaced even when none of its rows in the tail went: its additions in this transaction move into
+        // `replaced`, where `chainEnd` finds them once the end it knew is forgotten.
+        var rows = changes.rows(of: session, committed: tail)
         rows.rows.removeAll { remove($0.number) }
         changes.replace(rows, of: session)
+        changes.chainEnds[session] = nil
     }
 
-    /// Moves the log's oldest `count` rows (all, when it holds fewer) into `records` and `sessions` inside the open
-    /// transaction.
-    private func moveLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
+    /// One row of a session's chain: its record's number and the row before it (0: none); nil when there is no
+    /// such row of the session.
+    private func link(at seq: Int64, of session: String) throws(SessionStoreError) -> (number: Int, previous: Int64)? {
+        defer { selectLink.reset() }
+        try selectLink.bind(seq, at: 1)
+        try selectLink.bind(session, at: 2)
+        guard try selectLink.step() else { return nil }
+        return (Int(selectLink.integer(at: 0)), selectLink.integer(at: 1))
+    }
+
+    /// Points the row at `seq` (0: the session's row, whose newest it then is) at `previous`.
+    private func relink(_ seq: Int64, to previous: Int64, of session: String) throws(SessionStoreError) {
+        let statement = seq == 0 ? setNewestSeq : setPreviousSeq
+        if seq == 0 {
+            try statement.bind(session, at: 1)
+        } else {
+            try statement.bind(seq, at: 1)
+        }
+        try statement.bind(previous, at: 2)
+        try statement.run()
+    }
+
+    /// Writes into `sessions` what the oldest `count` rows of the log after `notedThrough` say (all of them, when
+    /// there are fewer) inside the open transaction: one upsert per session.
+    private func noteLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
+        let from = changes.notedThrough ?? notedThrough
         let watermark: Int64
         do {
-            defer { selectMoveWatermark.reset() }
-            try selectMoveWatermark.bind(max(0, count - 1), at: 1)
-            guard try selectMoveWatermark.step(), !selectMoveWatermark.isNull(at: 0) else { return }
-            watermark = selectMoveWatermark.integer(at: 0)
+            defer { selectNoteWatermark.reset() }
+            try selectNoteWatermark.bind(max(0, count - 1), at: 1)
+            try selectNoteWatermark.bind(from, at: 2)
+            guard try selectNoteWatermark.step(), !selectNoteWatermark.isNull(at: 0) else { return }
+            watermark = selectNoteWatermark.integer(at: 0)
         }
-        for statement in [moveLogRecords, moveLogSessions, noteMovedThrough, emptyLog] {
-            try statement.bind(watermark, at: 1)
-            try statement.run()
-        }
-        changes.movedThrough = max(changes.movedThrough ?? 0, watermark)
+        try noteLogInSessions.bind(from, at: 1)
+        try noteLogInSessions.bind(watermark, at: 2)
+        try noteLogInSessions.run()
+        try advanceNotedThrough.bind(watermark, at: 1)
+        try advanceNotedThrough.run()
+        changes.notedThrough = watermark
         changes.additions.removeAll { $0.row.rowID <= watermark }
         for (session, rows) in changes.replaced {
             var kept = rows
@@ -331,8 +366,8 @@ final class WriterDatabase {
         }
     }
 
-    /// Builds the tail from the log's rows, and finds the next `seq`, when the file changed under another connection
-    /// (or was just opened). Returns whether it did.
+    /// Builds the tail from the log's rows after those `sessions` accounts for, and finds the next `seq`, when the
+    /// file changed under another connection (or was just opened). Returns whether it did.
     @discardableResult
     private func readTailIfChanged() throws(SessionStoreError) -> Bool {
         let version: Int64
@@ -346,27 +381,34 @@ final class WriterDatabase {
             defer { selectHighestSeq.reset() }
             if try selectHighestSeq.step() { nextSeq = selectHighestSeq.integer(at: 0) + 1 }
         }
-        defer { selectLog.reset() }
+        do {
+            defer { selectNotedThrough.reset() }
+            if try selectNotedThrough.step() { notedThrough = selectNotedThrough.integer(at: 0) }
+        }
+        defer { selectTail.reset() }
+        try selectTail.bind(notedThrough, at: 1)
         var additions: [LogTail.Addition] = []
-        while try selectLog.step() {
+        while try selectTail.step() {
             additions.append(
                 LogTail.Addition(
-                    session: selectLog.text(at: 1),
-                    row: LogTail.Row(rowID: selectLog.integer(at: 0), number: Int(selectLog.integer(at: 2))),
-                    lastActive: selectLog.integer(at: 3)))
+                    session: selectTail.text(at: 1),
+                    row: LogTail.Row(rowID: selectTail.integer(at: 0), number: Int(selectTail.integer(at: 2))),
+                    lastActive: selectTail.integer(at: 3)))
         }
         tail.replace(with: additions)
         knownDataVersion = version
         return true
     }
 
-    /// The session's last record number and its snapshot's number as `sessions` has them, or nil when it has no
-    /// row for the session.
-    private func sessionNumbers(of session: String) throws(SessionStoreError) -> (last: Int, snapshot: Int?)? {
+    /// The session's row in `sessions`: its last record number, its snapshot's number and its newest row; nil when
+    /// it has no row.
+    private func sessionRow(
+        of session: String
+    ) throws(SessionStoreError) -> (lastNumber: Int, snapshot: Int?, newestSeq: Int64)? {
         defer { selectSession.reset() }
         try selectSession.bind(session, at: 1)
         guard try selectSession.step() else { return nil }
         let snapshot = selectSession.isNull(at: 1) ? nil : Int(selectSession.integer(at: 1))
-        return (Int(selectSession.integer(at: 0)), snapshot)
+        return (Int(selectSession.integer(at: 0)), snapshot, selectSession.integer(at: 2))
     }
 }
