@@ -198,7 +198,7 @@ extension PageServer {
             }
         }
         // Their memory is free now, but scattered through the heap: give its pages back (see FreedMemory).
-        if released >= FreedMemory.sessionsWorthReleasing { FreedMemory.release() }
+        if sweepTrimming.withLock({ $0.shouldTrim(afterReleasing: released) }) { FreedMemory.release() }
         if store.isShared {
             // A session held open here by an event stream, with no input for a while, is not idle: say so in the
             // store, or another node's sweep would find its activity old and delete it under this node.

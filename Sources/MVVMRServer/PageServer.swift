@@ -31,6 +31,8 @@ public final class PageServer: Sendable {
     let store: any SessionStore
     /// Restores of one session id are serialized (by a stripe of its id), different ids run in parallel.
     let restoreLocks: [Locked<Void>] = (0..<64).map { _ in Locked(()) }
+    /// When the sweeper hands freed memory back to the operating system.
+    let sweepTrimming = Locked(SweepTrimming())
     let logger: Logger
     let metrics = MetricsRegistry()
     let originPolicy: OriginPolicy

@@ -37,3 +37,21 @@ enum FreedMemory {
         }()
     #endif
 }
+
+/// When the sweeper trims the heap (``FreedMemory/release()``): after a sweep that took ``FreedMemory/sessionsWorthReleasing``
+/// sessions or more out of memory, and once more at the sweep after it, whatever that one released.
+///
+/// Some of the sessions' memory is still referenced at the first trim and freed a moment later (by answers and
+/// store completions still in flight); without the second trim it stayed resident until the next large sweep, and
+/// now and then a passivation benchmark kept tens of MiB more than usual.
+struct SweepTrimming {
+    /// Whether the last sweep released many sessions.
+    private var trimsAgain = false
+
+    /// Whether to trim after a sweep that released `count` sessions.
+    mutating func shouldTrim(afterReleasing count: Int) -> Bool {
+        let isMany = count >= FreedMemory.sessionsWorthReleasing
+        defer { trimsAgain = isMany }
+        return trimsAgain || isMany
+    }
+}
