@@ -339,4 +339,54 @@ import Testing
         #expect(failureKind(appendWaiting(record("b", 4), to: theirs)) == .outOfOrder)
         #expect(try theirs.load("b")?.records == (1...4).map { record("b", $0) })
     }
+
+    @Test func deletingTheLogsNewestRowsHandsNoNumberOutAgainSoAnotherStoreStillFindsNewRows() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        let first = try Self.open(path, noteThreshold: 1_000)
+        defer { first.close() }
+        let second = try Self.open(path, noteThreshold: 1_000)
+        defer { second.close() }
+        appendWaiting(record("a", 1), to: first)
+        appendWaiting(record("a", 2), to: first)
+        // The second store's tail is read again at its delete, and knows the log's rows up to 2; then they go.
+        try second.delete("a")
+        // A store opened now, on a log with no rows, numbers its first row past them.
+        let third = try Self.open(path, noteThreshold: 1_000)
+        defer { third.close() }
+        appendWaiting(record("c", 1), to: third)
+        let file = try SQLiteConnection(path: path, create: false, readOnly: true)
+        #expect(try file.integer("SELECT seq FROM log WHERE session = 'c'") == 3, "numbers 1 and 2 stay used")
+        #expect(try second.load("c")?.records == [record("c", 1)], "c's row is past every number the second knew")
+        #expect(try first.load("a") == nil)
+    }
+
+    @Test func aNotingFindsNoRowsOnceTheirSessionsWereRemovedAndIsNotRepeated() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let store = try Self.open(directory.path + "/sessions.sqlite", noteThreshold: 2)
+        defer { store.close() }
+        // One batch appends two rows and removes them: two rows to note, none left to note.
+        store.suspendWriting()
+        let appended = Locked(0)
+        for number in 1...2 {
+            store.append(record("c", number), lastActive: 0) { result in
+                if case .success = result { appended.withLock { $0 += 1 } }
+            }
+        }
+        let removing = DispatchGroup()
+        DispatchQueue.global().async(group: removing) { try? store.removeRecords([1, 2], of: "c") }
+        // The removal is queued behind the appends before the writer takes them.
+        while store.queuedWriteCount < 3 { usleep(1_000) }
+        store.resumeWriting()
+        removing.wait()
+        store.flush()
+        #expect(appended.withLock { $0 } == 2)
+        let notings = store.noteCount
+        for _ in 1...3 { store.flush() }
+        #expect(store.noteCount == notings, "the noting went past the removed rows and found nothing more to note")
+        #expect(try store.load("c")?.records == [])
+        #expect(failureKind(appendWaiting(record("c", 3), to: store)) == nil)
+    }
 }

@@ -201,6 +201,9 @@ public final class SQLiteSessionStore: SessionStore {
     /// How many rows the tail lists: rows of the log that `sessions` does not account for yet.
     var logRowCount: Int { tail.rowCount }
 
+    /// How many requests wait in the writer's queue.
+    var queuedWriteCount: Int { writer.queuedCount }
+
     /// Holds the writer's queue until `resumeWriting()`, so that what is queued meanwhile makes one batch.
     func suspendWriting() {
         writer.suspend()

@@ -61,16 +61,16 @@ final class LogTail: Sendable {
 
     private let state = Locked(State())
 
-    /// How many rows the log holds now.
+    /// How many rows the tail lists now.
     var rowCount: Int { state.withLock { $0.rowCount } }
 
-    /// The rows `session` has in the log (none: an empty value), and the highest rowid this table has been told of:
+    /// The rows `session` has in the tail (none: an empty value), and the highest rowid this table has been told of:
     /// a log whose highest rowid is greater has rows written since (by another program), which it does not list.
     func rows(of session: String) -> (rows: SessionRows, highestRowID: Int64) {
         state.withLock { ($0.sessions[session] ?? SessionRows(), $0.highestRowID) }
     }
 
-    /// Every session with rows in the log, with them.
+    /// Every session with rows in the tail, with them.
     func allSessions() -> [String: SessionRows] {
         state.withLock { $0.sessions }
     }
@@ -122,17 +122,17 @@ final class LogTail: Sendable {
         }
     }
 
-    /// Forgets every row (before the tail is read again from the file).
-    func removeAll() {
+    /// Replaces everything, in one step, with the rows read from the file, whose highest rowid is `highestRowID`
+    /// (the rows up to it that are not among `additions` are accounted for in `sessions`).
+    func replace(with additions: [Addition], highestRowID: Int64) {
         state.withLock { state in
             state.sessions.removeAll(keepingCapacity: state.sessions.count < 4_096)
-            state.rowCount = 0
+            state.rowCount = additions.count
+            state.highestRowID = highestRowID
+            for addition in additions {
+                state.sessions[addition.session, default: SessionRows()].add(addition)
+                state.highestRowID = max(state.highestRowID, addition.row.rowID)
+            }
         }
-    }
-
-    /// Replaces everything with what the log holds, as read from the file.
-    func replace(with additions: [Addition]) {
-        removeAll()
-        add(additions)
     }
 }

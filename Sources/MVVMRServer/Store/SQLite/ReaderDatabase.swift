@@ -93,7 +93,10 @@ final class ReaderDatabase {
             let number = Int(selectLink.integer(at: 0))
             guard number > snapshotNumber else { break }
             records.append(StoredRecord(session: session, number: number, body: selectLink.bytes(at: 1)))
-            seq = selectLink.integer(at: 2)
+            // A link always points to an older row; one that does not (a damaged file) ends the walk.
+            let previous = selectLink.integer(at: 2)
+            guard previous < seq else { break }
+            seq = previous
         }
         guard hasRow || newest != 0 else { return nil }
         records.reverse()
@@ -111,21 +114,21 @@ final class ReaderDatabase {
     /// The ids of up to `limit` sessions last active before `time`, oldest first (ties by id).
     func sessions(lastActiveBefore time: Int64, limit: Int) throws(SessionStoreError) -> [String] {
         guard limit > 0 else { return [] }
-        let inLog = tail.allSessions()
+        let inTail = tail.allSessions()
         return try inTransaction { () throws(SessionStoreError) in
             var idle: [(id: String, lastActive: Int64)] = []
             do {
                 defer { selectIdleSessions.reset() }
                 try selectIdleSessions.bind(time, at: 1)
-                // Sessions with rows in the log may be active later than `sessions` says: read enough to drop them.
-                try selectIdleSessions.bind(limit + inLog.count, at: 2)
+                // Sessions with rows in the tail may be active later than `sessions` says: read enough to drop them.
+                try selectIdleSessions.bind(limit + inTail.count, at: 2)
                 while try selectIdleSessions.step() {
                     let id = selectIdleSessions.text(at: 0)
-                    let lastActive = max(selectIdleSessions.integer(at: 1), inLog[id]?.lastActive ?? .min)
+                    let lastActive = max(selectIdleSessions.integer(at: 1), inTail[id]?.lastActive ?? .min)
                     if lastActive < time { idle.append((id, lastActive)) }
                 }
             }
-            for (id, rows) in inLog where rows.lastActive < time {
+            for (id, rows) in inTail where rows.lastActive < time {
                 if try lastActive(of: id) == nil { idle.append((id, rows.lastActive)) }
             }
             idle.sort { ($0.lastActive, $0.id) < ($1.lastActive, $1.id) }
@@ -133,16 +136,16 @@ final class ReaderDatabase {
         }
     }
 
-    /// How many sessions the file holds: those `sessions` has and those only the log has yet.
+    /// How many sessions the file holds: those `sessions` has and those only the tail lists yet.
     func sessionCount() throws(SessionStoreError) -> Int {
-        let inLog = tail.allSessions()
+        let inTail = tail.allSessions()
         return try inTransaction { () throws(SessionStoreError) in
             var count = 0
             do {
                 defer { countSessions.reset() }
                 if try countSessions.step() { count = Int(countSessions.integer(at: 0)) }
             }
-            for id in inLog.keys where try lastActive(of: id) == nil {
+            for id in inTail.keys where try lastActive(of: id) == nil {
                 count += 1
             }
             return count

@@ -4,7 +4,9 @@
 /// commit of many sessions' records writes a few adjacent pages at the table's end, not a page per session. Each
 /// row names the row of its session's previous record (`previous_seq`, 0 for none), so a session's records are a
 /// chain, read newest first from its newest row; they are never copied or moved. The writer numbers the rows itself
-/// (`seq`) and never uses a number twice while it runs.
+/// (`seq`) and never uses a number twice: a transaction that deletes rows keeps the highest number used so far in
+/// `log_state.highest_seq`, so that deleting the log's newest rows does not hand their numbers out again (a reader of
+/// another program's store, which knows rows up to some number, would not look for a new row under it).
 ///
 /// `sessions` has a row per session: its last number, its last activity, its snapshot, and `newest_seq`, its newest
 /// row in the log. The writer brings these rows up to date for many sessions at once, now and then (see
@@ -39,7 +41,8 @@ enum SQLiteSchema {
         );
         CREATE TABLE log_state (
             id INTEGER PRIMARY KEY CHECK (id = 1),
-            noted_through INTEGER NOT NULL
+            noted_through INTEGER NOT NULL,
+            highest_seq INTEGER NOT NULL DEFAULT 0
         );
         INSERT INTO log_state (id, noted_through) VALUES (1, 0);
         PRAGMA user_version = 3;
@@ -109,7 +112,8 @@ enum SQLiteSchema {
             WHERE log_v3.seq = chained.seq AND chained.previous <> 0;
         CREATE TABLE log_state_v3 (
             id INTEGER PRIMARY KEY CHECK (id = 1),
-            noted_through INTEGER NOT NULL
+            noted_through INTEGER NOT NULL,
+            highest_seq INTEGER NOT NULL DEFAULT 0
         );
         INSERT INTO log_state_v3 (id, noted_through) VALUES (1, (SELECT count(*) FROM records));
         UPDATE sessions SET newest_seq = newest.seq

@@ -64,6 +64,9 @@ final class SessionWriter: @unchecked Sendable {
     /// How many batches the writer has committed (notings of the log not counted).
     var commitCount: Int { queue.withLock { $0.commitCount } }
 
+    /// How many requests wait in the queue (tests see a batch gather while the queue is held).
+    var queuedCount: Int { queue.withLock { $0.writes.count } }
+
     /// How many times the writer noted the log's latest rows in `sessions` between batches.
     var noteCount: Int { queue.withLock { $0.noteCount } }
 

@@ -17,6 +17,7 @@ final class WriterDatabase {
     private let selectNoteWatermark: SQLiteStatement
     private let noteLogInSessions: SQLiteStatement
     private let advanceNotedThrough: SQLiteStatement
+    private let keepHighestSeq: SQLiteStatement
     private let upsertSession: SQLiteStatement
     private let setNewestSeq: SQLiteStatement
     private let selectLink: SQLiteStatement
@@ -34,8 +35,8 @@ final class WriterDatabase {
     /// How many frames the write-ahead log may hold before the writer checkpoints it.
     private let checkpointFrames: Int
 
-    /// How many rows were appended after the last that `sessions` accounts for (rows deleted since included):
-    /// the rows a reopened file lists in its tail.
+    /// How many rows were appended after the last that `sessions` accounts for, deleted ones included: at most
+    /// the rows a reopened file lists in its tail (which leaves out those deleted and those a touch noted).
     var unnotedRowCount: Int { Int(nextSeq - 1 - notedThrough) }
 
     /// The end of a session's chain of records: its last number and its newest row.
@@ -61,6 +62,8 @@ final class WriterDatabase {
         var chainEnds: [String: ChainEnd] = [:]
         /// The `seq` the transaction's next row gets.
         var nextSeq: Int64
+        /// Whether the transaction deleted rows of the log (then it keeps the highest `seq` used in `log_state`).
+        var deletesRows = false
 
         /// The rows `session` has in the tail as this transaction sees it (for the rare changes that remove rows:
         /// it looks through the transaction's additions).
@@ -102,11 +105,10 @@ final class WriterDatabase {
                 + "WHERE seq > ?1 AND seq > coalesce(sessions.newest_seq, 0) ORDER BY seq")
         selectNotedThrough = try connection.prepare("SELECT noted_through FROM log_state")
         selectHighestSeq = try connection.prepare(
-            "SELECT max(coalesce((SELECT max(seq) FROM log), 0), (SELECT noted_through FROM log_state))")
-        // The `seq` that `count` rows after `?2` end at, or the log's last when it has fewer.
+            "SELECT max(coalesce((SELECT max(seq) FROM log), 0), noted_through, highest_seq) FROM log_state")
+        // The `seq` that `count` rows after `?2` end at (none: the log has fewer).
         selectNoteWatermark = try connection.prepare(
-            "SELECT coalesce((SELECT seq FROM log WHERE seq > ?2 ORDER BY seq LIMIT 1 OFFSET ?1), "
-                + "(SELECT max(seq) FROM log WHERE seq > ?2))")
+            "SELECT seq FROM log WHERE seq > ?2 ORDER BY seq LIMIT 1 OFFSET ?1")
         // One upsert per session for all of its rows in the range: each session's row is written once. A session
         // whose row already accounts for its newest row of the range (a touch noted it) keeps its activity: the
         // touch set it after those rows.
@@ -119,6 +121,7 @@ final class WriterDatabase {
                 + "THEN max(last_active, excluded.last_active) ELSE last_active END, "
                 + "newest_seq = max(newest_seq, excluded.newest_seq)")
         advanceNotedThrough = try connection.prepare("UPDATE log_state SET noted_through = max(noted_through, ?1)")
+        keepHighestSeq = try connection.prepare("UPDATE log_state SET highest_seq = max(highest_seq, ?1)")
         upsertSession = try connection.prepare(
             "INSERT INTO sessions (id, last_number, last_active, newest_seq) VALUES (?1, ?2, ?3, ?4) "
                 + "ON CONFLICT (id) DO UPDATE SET last_number = max(last_number, excluded.last_number), "
@@ -149,6 +152,10 @@ final class WriterDatabase {
             if try readTailIfChanged() { changes.nextSeq = nextSeq }
             for request in requests {
                 outcomes.append(try apply(request, changes: &changes))
+            }
+            if changes.deletesRows {
+                try keepHighestSeq.bind(changes.nextSeq - 1, at: 1)
+                try keepHighestSeq.run()
             }
             try commit.run()
         } catch {
@@ -300,6 +307,7 @@ final class WriterDatabase {
             if remove(link.number) {
                 try deleteLogRow.bind(seq, at: 1)
                 try deleteLogRow.run()
+                changes.deletesRows = true
                 linkBroken = true
             } else {
                 if linkBroken { try relink(keptAbove, to: seq, of: session) }
@@ -307,6 +315,8 @@ final class WriterDatabase {
                 keptAbove = seq
                 if link.number < lowest { break }
             }
+            // A link always points to an older row; one that does not (a damaged file) ends the walk.
+            guard link.previous < seq else { break }
             seq = link.previous
         }
         if linkBroken { try relink(keptAbove, to: 0, of: session) }
@@ -344,14 +354,18 @@ final class WriterDatabase {
     /// there are fewer) inside the open transaction: one upsert per session.
     private func noteLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
         let from = changes.notedThrough ?? notedThrough
-        let watermark: Int64
+        var watermark = changes.nextSeq - 1
         do {
             defer { selectNoteWatermark.reset() }
             try selectNoteWatermark.bind(max(0, count - 1), at: 1)
             try selectNoteWatermark.bind(from, at: 2)
-            guard try selectNoteWatermark.step(), !selectNoteWatermark.isNull(at: 0) else { return }
-            watermark = selectNoteWatermark.integer(at: 0)
+            // Fewer rows: all of them, and past the numbers of rows deleted since, so that those are not counted
+            // as rows to note again.
+            if try selectNoteWatermark.step(), !selectNoteWatermark.isNull(at: 0) {
+                watermark = selectNoteWatermark.integer(at: 0)
+            }
         }
+        guard watermark > from else { return }
         try noteLogInSessions.bind(from, at: 1)
         try noteLogInSessions.bind(watermark, at: 2)
         try noteLogInSessions.run()
@@ -379,7 +393,8 @@ final class WriterDatabase {
         guard version != knownDataVersion else { return false }
         do {
             defer { selectHighestSeq.reset() }
-            if try selectHighestSeq.step() { nextSeq = selectHighestSeq.integer(at: 0) + 1 }
+            // Never lower: a number this writer used stays used.
+            if try selectHighestSeq.step() { nextSeq = max(nextSeq, selectHighestSeq.integer(at: 0) + 1) }
         }
         do {
             defer { selectNotedThrough.reset() }
@@ -395,7 +410,7 @@ final class WriterDatabase {
                     row: LogTail.Row(rowID: selectTail.integer(at: 0), number: Int(selectTail.integer(at: 2))),
                     lastActive: selectTail.integer(at: 3)))
         }
-        tail.replace(with: additions)
+        tail.replace(with: additions, highestRowID: nextSeq - 1)
         knownDataVersion = version
         return true
     }
