@@ -20,6 +20,25 @@ enum SQLiteSchema {
     /// The schema version this build writes, kept in `PRAGMA user_version` (0: a new, empty file).
     static let version: Int64 = 3
 
+    /// Version 3's `log` and `log_state`, named with `suffix` (the upgrade builds them beside version 2's).
+    private static func logTables(suffix: String) -> String {
+        """
+        CREATE TABLE log\(suffix) (
+            seq INTEGER PRIMARY KEY,
+            session TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            last_active INTEGER NOT NULL,
+            body BLOB NOT NULL,
+            previous_seq INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE log_state\(suffix) (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            noted_through INTEGER NOT NULL,
+            highest_seq INTEGER NOT NULL DEFAULT 0
+        );
+        """
+    }
+
     /// The statements that create version 3 in an empty file.
     static let creation = """
         CREATE TABLE sessions (
@@ -31,19 +50,7 @@ enum SQLiteSchema {
             newest_seq INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX sessions_by_last_active ON sessions (last_active, id);
-        CREATE TABLE log (
-            seq INTEGER PRIMARY KEY,
-            session TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            last_active INTEGER NOT NULL,
-            body BLOB NOT NULL,
-            previous_seq INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE TABLE log_state (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            noted_through INTEGER NOT NULL,
-            highest_seq INTEGER NOT NULL DEFAULT 0
-        );
+        \(logTables(suffix: ""))
         INSERT INTO log_state (id, noted_through) VALUES (1, 0);
         PRAGMA user_version = 3;
         """
@@ -91,14 +98,7 @@ enum SQLiteSchema {
     /// row among those that came from `records`, and the log's rows after them are left for ``LogTail``.
     static let upgradeFromVersionTwo = """
         ALTER TABLE sessions ADD COLUMN newest_seq INTEGER NOT NULL DEFAULT 0;
-        CREATE TABLE log_v3 (
-            seq INTEGER PRIMARY KEY,
-            session TEXT NOT NULL,
-            number INTEGER NOT NULL,
-            last_active INTEGER NOT NULL,
-            body BLOB NOT NULL,
-            previous_seq INTEGER NOT NULL DEFAULT 0
-        );
+        \(logTables(suffix: "_v3"))
         INSERT INTO log_v3 (seq, session, number, last_active, body)
             SELECT row_number() OVER (ORDER BY origin, order_key, number), session, number, last_active, body FROM (
                 SELECT 0 AS origin, records.session AS order_key, records.session, records.number,
@@ -110,11 +110,6 @@ enum SQLiteSchema {
         UPDATE log_v3 SET previous_seq = chained.previous
             FROM (SELECT seq, lag(seq, 1, 0) OVER (PARTITION BY session ORDER BY seq) AS previous FROM log_v3) AS chained
             WHERE log_v3.seq = chained.seq AND chained.previous <> 0;
-        CREATE TABLE log_state_v3 (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            noted_through INTEGER NOT NULL,
-            highest_seq INTEGER NOT NULL DEFAULT 0
-        );
         INSERT INTO log_state_v3 (id, noted_through) VALUES (1, (SELECT count(*) FROM records));
         UPDATE sessions SET newest_seq = newest.seq
             FROM (SELECT session, max(seq) AS seq FROM log_v3
