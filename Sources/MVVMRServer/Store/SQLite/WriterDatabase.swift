@@ -12,8 +12,7 @@ final class WriterDatabase {
     private let selectSession: SQLiteStatement
     private let appendToLog: SQLiteStatement
     private let selectTail: SQLiteStatement
-    private let selectNotedThrough: SQLiteStatement
-    private let selectHighestSeq: SQLiteStatement
+    private let selectLogState: SQLiteStatement
     private let selectNoteWatermark: SQLiteStatement
     private let noteLogInSessions: SQLiteStatement
     private let advanceNotedThrough: SQLiteStatement
@@ -103,9 +102,10 @@ final class WriterDatabase {
         selectTail = try connection.prepare(
             "SELECT seq, session, number, log.last_active FROM log LEFT JOIN sessions ON sessions.id = log.session "
                 + "WHERE seq > ?1 AND seq > coalesce(sessions.newest_seq, 0) ORDER BY seq")
-        selectNotedThrough = try connection.prepare("SELECT noted_through FROM log_state")
-        selectHighestSeq = try connection.prepare(
-            "SELECT max(coalesce((SELECT max(seq) FROM log), 0), noted_through, highest_seq) FROM log_state")
+        // Where the tail starts, and the highest number the log has used.
+        selectLogState = try connection.prepare(
+            "SELECT noted_through, max(coalesce((SELECT max(seq) FROM log), 0), noted_through, highest_seq) "
+                + "FROM log_state")
         // The `seq` that `count` rows after `?2` end at (none: the log has fewer).
         selectNoteWatermark = try connection.prepare(
             "SELECT seq FROM log WHERE seq > ?2 ORDER BY seq LIMIT 1 OFFSET ?1")
@@ -275,10 +275,10 @@ final class WriterDatabase {
         if let lastNumber = rows.lastNumber, let newest = rows.rows.last {
             return ChainEnd(lastNumber: lastNumber, newestSeq: newest.rowID)
         }
+        // No rows in the tail (a tail's rows always come with their last number): the session's row knows the rest.
         let row = try sessionRow(of: session)
         return ChainEnd(
-            lastNumber: max(rows.lastNumber ?? 0, row?.lastNumber ?? 0),
-            newestSeq: rows.rows.last?.rowID ?? row?.newestSeq ?? 0)
+            lastNumber: max(rows.lastNumber ?? 0, row?.lastNumber ?? 0), newestSeq: row?.newestSeq ?? 0)
     }
 
     /// Writes what the session's rows in the tail say into its row in `sessions` (making the row for a session
@@ -392,13 +392,12 @@ final class WriterDatabase {
         }
         guard version != knownDataVersion else { return false }
         do {
-            defer { selectHighestSeq.reset() }
-            // Never lower: a number this writer used stays used.
-            if try selectHighestSeq.step() { nextSeq = max(nextSeq, selectHighestSeq.integer(at: 0) + 1) }
-        }
-        do {
-            defer { selectNotedThrough.reset() }
-            if try selectNotedThrough.step() { notedThrough = selectNotedThrough.integer(at: 0) }
+            defer { selectLogState.reset() }
+            if try selectLogState.step() {
+                notedThrough = selectLogState.integer(at: 0)
+                // Never lower: a number this writer used stays used.
+                nextSeq = max(nextSeq, selectLogState.integer(at: 1) + 1)
+            }
         }
         defer { selectTail.reset() }
         try selectTail.bind(notedThrough, at: 1)
