@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import MVVMR
 import Testing
 
 @testable import MVVMRServer
@@ -181,6 +182,9 @@ import Testing
         #expect(try store.load("b")?.records == (1...6).map { record("b", $0) })
         try store.delete("b")
         #expect(try store.load("b") == nil)
+        // The rows the snapshot stands for (a's 2, 3, 4 and 6) are dead, not gone: the sweep takes them.
+        try store.noteAndSweepWholeLog()
+        #expect(try store.load("a")?.records.map(\.number) == [10, 11, 13])
         store.close()
 
         // Every removed record's row left the file: the log holds a's three rows and nothing of b.
@@ -261,10 +265,14 @@ import Testing
             path: path, durability: .process,
             testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 50, logNoteSlice: .max, checkpointFrames: 16))
         defer { store.close() }
-        // Each append waited for is a commit of its own: at least one frame each, 400 without a checkpoint.
+        // Each append waited for is a commit of its own: two frames or more each (the leaf and the file's first
+        // page), 800 and more without a checkpoint. The checkpointer's thread copies the log while the writer goes
+        // on; the writer copies it itself once it grew to eight times 16 frames all the same.
         for number in 1...400 { appendWaiting(record("a", number, bodySize: 300), to: store) }
         let walBytes = try #require(try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
-        #expect(walBytes < 100 * 4_120, "the write-ahead log is \(walBytes) bytes")
+        let frameBytes = 4_096 + 24
+        #expect(walBytes < (WriterDatabase.inlineCheckpointFactor * 16 + 16) * frameBytes, "\(walBytes) bytes")
+        #expect(store.backgroundCheckpointCount > 0, "the checkpointer's thread copied the log")
         #expect(try store.load("a")?.records.count == 400)
     }
 
@@ -277,11 +285,13 @@ import Testing
         for number in 1...3 { appendWaiting(record("b", number), to: store, lastActive: 80) }
         let snapshot = StoredSnapshot(number: 6, body: Array("{\"n\":6}".utf8))
         try store.saveSnapshot(snapshot, of: "a")
-        #expect(store.logRowCount == 7, "a's records 1-6 left the log; 7-10 and b's stay in the tail")
+        // a's records 1-6 are dead (every read of the chain stops at the snapshot) and stay in the tail, like 7-10
+        // and b's, until they are noted; the sweep takes them once they are.
+        #expect(store.logRowCount == 13)
         let expected = StoredSession(snapshot: snapshot, records: (7...10).map { record("a", $0) })
         #expect(try store.load("a") == expected)
         try store.removeRecords([10], of: "a")
-        #expect(store.logRowCount == 6)
+        #expect(store.logRowCount == 12)
         #expect(failureKind(appendWaiting(record("a", 10), to: store)) == .outOfOrder, "a removed last record")
         #expect(failureKind(appendWaiting(record("a", 11), to: store)) == nil)
         // A touch notes the session's rows in its row and takes them out of the tail, so that their activity does not
@@ -388,5 +398,105 @@ import Testing
         #expect(store.noteCount == notings, "the noting went past the removed rows and found nothing more to note")
         #expect(try store.load("c")?.records == [])
         #expect(failureKind(appendWaiting(record("c", 3), to: store)) == nil)
+    }
+
+    @Test func theSweepTakesEveryDeadRowAndNoLiveOneWhateverTheSessionsDid() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        // Noted after every 3 rows and swept after every 2: the sweep's rounds meet chains in every state, with rows
+        // in the tail and rows noted, snapshots, removals and deletions between them, and reopened files.
+        func open() throws -> SQLiteSessionStore {
+            try SQLiteSessionStore(
+                path: path, durability: .process,
+                testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 3, logNoteSlice: .max, logSweepEvery: 2))
+        }
+        struct Expected {
+            var lastNumber = 0
+            var snapshot: Int?
+            var kept: [Int] = []
+        }
+        var store = try open()
+        var random = SessionRandom(seed: 7)
+        var expected: [String: Expected] = [:]
+        // A deleted session's id is never used again (the server's ids are random), so each slot takes a new one.
+        var generation = [0, 0, 0, 0]
+        func id(_ slot: Int) -> String { "s\(slot)-\(generation[slot])" }
+        func check(_ session: String, _ step: Int) throws {
+            let loaded = try store.load(session)
+            let wanted = expected[session] ?? Expected()
+            #expect(loaded?.records.map(\.number) ?? [] == wanted.kept, "step \(step), \(session)")
+            #expect(loaded?.snapshot?.number == wanted.snapshot, "step \(step), \(session)")
+        }
+        for step in 0..<800 {
+            let slot = Int.random(in: 0..<4, using: &random)
+            let session = id(slot)
+            var state = expected[session] ?? Expected()
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<70:
+                state.lastNumber += 1
+                #expect(failureKind(appendWaiting(record(session, state.lastNumber), to: store)) == nil)
+                state.kept.append(state.lastNumber)
+            case 70..<80 where state.lastNumber > 0:
+                let number = Int.random(in: (state.snapshot ?? 0)...state.lastNumber, using: &random)
+                try store.saveSnapshot(StoredSnapshot(number: number, body: Array("{}".utf8)), of: session)
+                state.snapshot = number
+                state.kept.removeAll { $0 <= number }
+            case 80..<88 where !state.kept.isEmpty:
+                let removed = Set((0..<2).compactMap { _ in state.kept.randomElement(using: &random) })
+                try store.removeRecords(Array(removed), of: session)
+                state.kept.removeAll { removed.contains($0) }
+            case 88..<92:
+                try store.delete(session)
+                generation[slot] += 1
+                expected[session] = nil
+                try check(session, step)
+                continue
+            case 92..<94:
+                store.close()
+                store = try open()
+            default:
+                store.flush()
+            }
+            expected[session] = state
+            try check(session, step)
+        }
+        for session in expected.keys { try check(session, -1) }
+        #expect(store.sweepCount > 20, "\(store.sweepCount) sweeps since the last reopening")
+
+        // Once the whole log was swept, the file holds the live records' rows and nothing else.
+        try store.noteAndSweepWholeLog()
+        for session in expected.keys { try check(session, -2) }
+        store.close()
+        let file = try SQLiteConnection(path: path, create: false, readOnly: true)
+        let live = expected.values.reduce(0) { $0 + $1.kept.count }
+        #expect(try file.integer("SELECT count(*) FROM log") == Int64(live))
+        for (session, state) in expected {
+            let rows = try file.integer("SELECT count(*) FROM log WHERE session = '\(session)'")
+            #expect(rows == Int64(state.kept.count), "\(session)")
+        }
+    }
+
+    @Test func theWriterSweepsTheRowsASnapshotStandsForOutOfTheFileAsTheLogGrows() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        let store = try SQLiteSessionStore(
+            path: path, durability: .process,
+            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 4, logNoteSlice: .max, logSweepEvery: 8))
+        defer { store.close() }
+        for number in 1...40 { appendWaiting(record("a", number), to: store) }
+        try store.saveSnapshot(StoredSnapshot(number: 40, body: Array("{}".utf8)), of: "a")
+        let file = try SQLiteConnection(path: path, create: false, readOnly: true)
+        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'a'") == 40, "dead, not yet swept")
+        // Each sweep goes through twice the rows appended since the one before: b's 60 take the sweep past a's 40.
+        let sweeps = store.sweepCount
+        for number in 1...60 { appendWaiting(record("b", number), to: store) }
+        #expect(store.sweepCount - sweeps >= 7)
+        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'a'") == 0)
+        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'b'") == 60)
+        #expect(try store.load("a") == StoredSession(snapshot: StoredSnapshot(number: 40, body: Array("{}".utf8)), records: []))
+        #expect(failureKind(appendWaiting(record("a", 41), to: store)) == nil, "a's chain goes on past its swept rows")
+        #expect(try store.load("a")?.records.map(\.number) == [41])
     }
 }

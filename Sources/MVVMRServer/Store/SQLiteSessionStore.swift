@@ -37,6 +37,8 @@ public final class SQLiteSessionStore: SessionStore {
         var logNoteThreshold = SQLiteSessionStore.defaultLogNoteThreshold
         /// How many of the oldest such rows one noting takes (`.max`: all of them).
         var logNoteSlice = SQLiteSessionStore.defaultLogNoteSlice
+        /// How many rows the log gains between two sweeps of the rows no chain reaches any more.
+        var logSweepEvery = SQLiteSessionStore.defaultLogSweepEvery
         /// How many frames the write-ahead log may hold before the writer checkpoints it.
         var checkpointFrames = SQLiteSessionStore.defaultCheckpointFrames
     }
@@ -48,6 +50,10 @@ public final class SQLiteSessionStore: SessionStore {
 
     /// How many of the rows not yet noted one noting takes, once there are ``defaultLogNoteThreshold``: all of them.
     static let defaultLogNoteSlice = Int.max
+
+    /// How many rows the log gains between two sweeps of its dead rows (those a snapshot stands for): each sweep goes
+    /// through twice as many rows, so it takes about 2 ms on the writer's thread and comes every thousand records.
+    static let defaultLogSweepEvery = 1_024
 
     /// How many frames (pages) the write-ahead log holds before the writer checkpoints it: SQLite's own default (4 MiB
     /// at its 4 KiB pages), but run between batches, once their answers are out, instead of inside a commit. (A
@@ -93,10 +99,12 @@ public final class SQLiteSessionStore: SessionStore {
         }
         let tail = LogTail()
         self.tail = tail
+        // A read-only file has no log to copy: its writer's checkpoints would fail, and so would a thread's.
+        let checkpointer = testing.readOnly ? nil : try WALCheckpointer(path: path, durability: durability)
         writer = try SessionWriter(
             connection: writing, tail: tail, logNoteThreshold: testing.logNoteThreshold,
-            logNoteSlice: testing.logNoteSlice,
-            checkpointFrames: testing.checkpointFrames)
+            logNoteSlice: testing.logNoteSlice, logSweepEvery: testing.logSweepEvery,
+            checkpointFrames: testing.checkpointFrames, checkpointer: checkpointer)
         let reading = try SQLiteConnection(path: path, create: false, readOnly: testing.readOnly)
         if !testing.readOnly { try reading.execute("PRAGMA query_only = ON") }
         reader = Locked(try ReaderDatabase(connection: reading, tail: tail))
@@ -198,11 +206,24 @@ public final class SQLiteSessionStore: SessionStore {
     /// How many times the writer noted the log's latest rows in `sessions` between batches.
     var noteCount: Int { writer.noteCount }
 
+    /// How many times the writer swept the log's dead rows between batches.
+    var sweepCount: Int { writer.sweepCount }
+
     /// How many rows the tail lists: rows of the log that `sessions` does not account for yet.
     var logRowCount: Int { tail.rowCount }
 
     /// How many requests wait in the writer's queue.
     var queuedWriteCount: Int { writer.queuedCount }
+
+    /// Notes the whole log in `sessions` and then sweeps every dead row out of it, in queue order: tests look at the
+    /// file after it. (The writer does both by itself, a slice at a time.)
+    func noteAndSweepWholeLog() throws(SessionStoreError) {
+        try writer.perform(.noteLog(oldest: .max)).get()
+        try writer.perform(.sweepLog(rows: .max, fromStart: true)).get()
+    }
+
+    /// How many checkpoints the checkpointer's thread ran (0 for a read-only file, which has none).
+    var backgroundCheckpointCount: Int { writer.backgroundCheckpointCount }
 
     /// Holds the writer's queue until `resumeWriting()`, so that what is queued meanwhile makes one batch.
     func suspendWriting() {

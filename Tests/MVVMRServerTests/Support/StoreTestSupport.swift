@@ -10,8 +10,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
     /// SQLite as configured by default: the log's rows are noted in `sessions` once thousands gathered, so reads
     /// find sessions' newest rows in the tail.
     case sqlite
-    /// SQLite whose writer notes the log's rows in `sessions` after every batch, so that reads find sessions'
-    /// newest rows there.
+    /// SQLite whose writer notes the log's rows in `sessions` and sweeps the dead ones out of the log after every
+    /// batch, so that reads find sessions' newest rows there and chains that end at a row the sweep took.
     case sqliteNotingEveryBatch
     /// NATS JetStream, on a nats-server the test process starts (``NATSTestServer/shared``), under names of its own.
     case nats
@@ -38,7 +38,7 @@ final class StoreFixture: Sendable {
             self.directory = directory
             store = try SQLiteSessionStore(
                 path: directory.path + "/sessions.sqlite", durability: durability,
-                testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 1, logNoteSlice: .max))
+                testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 1, logNoteSlice: .max, logSweepEvery: 1))
         case .nats:
             let server = try #require(NATSTestServer.shared, "nats-server could not be started")
             directory = nil

@@ -61,13 +61,28 @@ final class SQLiteConnection {
     /// The frames in the write-ahead log after this connection's last commit (see `countWALFrames()`).
     var walFrameCount: Int { Int(walFrames.pointee) }
 
+    /// How far a checkpoint got: the frames the write-ahead log held, and how many of them are now in the database file.
+    struct CheckpointProgress {
+        /// The frames in the log when the checkpoint ran.
+        let logFrames: Int
+        /// How many of them the database file holds now (all of them: the next commit starts the log again).
+        let copiedFrames: Int
+    }
+
     /// Copies the write-ahead log's frames into the database file (a passive checkpoint: it waits for no other
-    /// connection), so that the log starts again from its beginning at the next commit.
-    func checkpoint() throws(SessionStoreError) {
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    /// connection), so that the log starts again from its beginning at the next commit once all were copied.
+    @discardableResult
+    func checkpoint() throws(SessionStoreError) -> CheckpointProgress {
+        var logFrames: Int32 = 0
+        var copiedFrames: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
         guard code == SQLITE_OK else { throw failure(code) }
         walFrames.pointee = 0
+        return CheckpointProgress(logFrames: Int(logFrames), copiedFrames: Int(copiedFrames))
     }
+
+    /// How many rows the connection's last `INSERT`, `UPDATE` or `DELETE` changed.
+    var changeCount: Int { Int(sqlite3_changes(handle)) }
 
     /// The failure SQLite just reported on this connection.
     /// - Parameter code: the result code it returned.

@@ -24,6 +24,7 @@ final class SessionWriter: @unchecked Sendable {
         var isSuspended = false
         var commitCount = 0
         var noteCount = 0
+        var sweepCount = 0
         var thread: pthread_t?
     }
 
@@ -35,6 +36,11 @@ final class SessionWriter: @unchecked Sendable {
     private let logNoteThreshold: Int
     /// How many of the oldest such rows one noting takes.
     private let logNoteSlice: Int
+    /// How many rows the log gains between two sweeps of its dead rows.
+    private let logSweepEvery: Int
+    /// Copies the write-ahead log into the database file on its own thread, so that this one never waits for it (nil:
+    /// this writer checkpoints itself).
+    private let checkpointer: WALCheckpointer?
 
     /// A writer for the store's file.
     /// - Parameters:
@@ -42,21 +48,29 @@ final class SessionWriter: @unchecked Sendable {
     ///   - tail: where the log's rows are, shared with the reader.
     ///   - logNoteThreshold: how many rows the log may gain before some are noted in `sessions`.
     ///   - logNoteSlice: how many of the oldest such rows one noting takes.
-    ///   - checkpointFrames: how many frames the write-ahead log may hold before the writer checkpoints it.
+    ///   - logSweepEvery: how many rows the log gains between two sweeps of its dead rows.
+    ///   - checkpointFrames: how many frames the write-ahead log may hold before it is checkpointed.
+    ///   - checkpointer: the thread that checkpoints the log (nil: the writer does, between batches).
     init(
-        connection: SQLiteConnection, tail: LogTail, logNoteThreshold: Int, logNoteSlice: Int, checkpointFrames: Int
+        connection: SQLiteConnection, tail: LogTail, logNoteThreshold: Int, logNoteSlice: Int, logSweepEvery: Int,
+        checkpointFrames: Int, checkpointer: WALCheckpointer?
     ) throws(SessionStoreError) {
         database = try WriterDatabase(connection: connection, tail: tail, checkpointFrames: checkpointFrames)
+        self.checkpointer = checkpointer
         self.logNoteThreshold = logNoteThreshold
         self.logNoteSlice = max(1, logNoteSlice)
+        self.logSweepEvery = max(1, logSweepEvery)
     }
 
-    /// Starts the writer thread.
+    /// Starts the writer thread (and the checkpointer's).
     func start() throws(SessionStoreError) {
+        try checkpointer?.start()
         let thread: pthread_t
         switch Threads.start({ self.run() }) {
         case .success(let started): thread = started
-        case .failure(let error): throw SessionStoreError(.unavailable, "cannot start the writer thread: \(error)")
+        case .failure(let error):
+            checkpointer?.close()
+            throw SessionStoreError(.unavailable, "cannot start the writer thread: \(error)")
         }
         queue.withLock { $0.thread = thread }
     }
@@ -69,6 +83,12 @@ final class SessionWriter: @unchecked Sendable {
 
     /// How many times the writer noted the log's latest rows in `sessions` between batches.
     var noteCount: Int { queue.withLock { $0.noteCount } }
+
+    /// How many checkpoints the checkpointer's thread ran.
+    var backgroundCheckpointCount: Int { checkpointer?.checkpointCount ?? 0 }
+
+    /// How many times the writer swept the log's dead rows between batches (a round not begun counts too).
+    var sweepCount: Int { queue.withLock { $0.sweepCount } }
 
     /// Queues `write`; completes it at once with `unavailable("closed")` when the store is closing.
     func enqueue(_ write: QueuedWrite) {
@@ -108,8 +128,9 @@ final class SessionWriter: @unchecked Sendable {
         queue.broadcast()
     }
 
-    /// Completes what is queued, ends the thread (which closes its connection) and waits for it to end.
-    /// Called on the writer thread itself (from a completion), it returns at once and the thread ends later.
+    /// Completes what is queued, ends the thread (which closes its connection) and waits for it to end, then the
+    /// checkpointer's. Called on the writer thread itself (from a completion), it returns at once and both threads end
+    /// later.
     func close() {
         let (thread, isFirst) = queue.withLock { queue in
             defer { queue.isClosing = true }
@@ -161,10 +182,13 @@ final class SessionWriter: @unchecked Sendable {
                 queued.completion(outcome)
             }
             noteLogIfLong()
-            database?.checkpointIfDue()
+            sweepLogIfDue()
+            database?.checkpointIfDue(by: checkpointer)
             lastBatchEnded = SessionWriter.monotonicMicroseconds()
         }
         database = nil
+        // Its last checkpoint finishes first; the file's last connection to close copies what is left.
+        checkpointer?.close()
     }
 
     /// How soon after a batch a new one counts as load, which is worth gathering for.
@@ -185,6 +209,15 @@ final class SessionWriter: @unchecked Sendable {
         guard let database, database.unnotedRowCount >= logNoteThreshold else { return }
         if case .success = database.noteLog(oldest: logNoteSlice) {
             queue.withLock { $0.noteCount += 1 }
+        }
+    }
+
+    /// Sweeps dead rows out of the noted log once `logSweepEvery` rows were appended since the last sweep: after a
+    /// batch's completions ran, like the noting. A sweep that fails deletes nothing and is tried again later.
+    private func sweepLogIfDue() {
+        guard let database, database.rowsAppendedSinceSweep >= logSweepEvery else { return }
+        if case .success = database.sweepLog() {
+            queue.withLock { $0.sweepCount += 1 }
         }
     }
 

@@ -13,6 +13,9 @@ enum WriteRequest: Sendable {
     /// Bring `sessions` up to date with the oldest rows of the log it does not account for (this many, or all; see
     /// ``LogTail``).
     case noteLog(oldest: Int)
+    /// Delete the rows no chain reaches any more among the next rows of the noted log (this many; see
+    /// ``WriterDatabase/sweepLog()``).
+    case sweepLog(rows: Int, fromStart: Bool = false)
     /// Nothing: completes once everything queued before it has (`flush`).
     case barrier
     /// Run a pragma on the writer's connection and tell its first value (tests read the writer's settings, and

@@ -25,6 +25,8 @@ final class WriterDatabase {
     private let updateSnapshot: SQLiteStatement
     private let touchSession: SQLiteStatement
     private let deleteSession: SQLiteStatement
+    private let selectSweepEnd: SQLiteStatement
+    private let deleteDeadRows: SQLiteStatement
     /// `PRAGMA data_version` when the tail was last known to match the file: another connection's commit changes it.
     private var knownDataVersion: Int64?
     /// The `seq` the next row of the log gets (as committed: a transaction counts on from it in `TailChanges`).
@@ -33,10 +35,20 @@ final class WriterDatabase {
     private var notedThrough: Int64 = 0
     /// How many frames the write-ahead log may hold before the writer checkpoints it.
     private let checkpointFrames: Int
+    /// Where the sweep of the noted log goes on from (0: a new round starts at the log's beginning).
+    private var sweptThrough: Int64 = 0
+    /// `nextSeq` when the log was last swept: the rows appended since decide how far the next sweep goes.
+    private var nextSeqAtLastSweep: Int64 = 1
+    /// Whether rows may have died since the present round of the sweep began (a snapshot or a deletion committed,
+    /// or the file was just opened): only then is a new round begun.
+    private var mayHaveDeadRows = true
 
     /// How many rows were appended after the last that `sessions` accounts for, deleted ones included: at most
     /// the rows a reopened file lists in its tail (which leaves out those deleted and those a touch noted).
     var unnotedRowCount: Int { Int(nextSeq - 1 - notedThrough) }
+
+    /// How many rows were appended since the log was last swept (see ``sweepLog()``).
+    var rowsAppendedSinceSweep: Int { Int(nextSeq - nextSeqAtLastSweep) }
 
     /// The end of a session's chain of records: its last number and its newest row.
     private struct ChainEnd {
@@ -63,6 +75,11 @@ final class WriterDatabase {
         var nextSeq: Int64
         /// Whether the transaction deleted rows of the log (then it keeps the highest `seq` used in `log_state`).
         var deletesRows = false
+        /// Whether the transaction left rows that no chain reaches any more, for the sweep (a snapshot's, or those
+        /// of a deleted session below a row the sweep took already).
+        var leavesDeadRows = false
+        /// Where the sweep goes on from once the transaction commits (nil: unchanged).
+        var sweptThrough: Int64?
 
         /// The rows `session` has in the tail as this transaction sees it (for the rare changes that remove rows:
         /// it looks through the transaction's additions).
@@ -134,6 +151,14 @@ final class WriterDatabase {
         updateSnapshot = try connection.prepare("UPDATE sessions SET snapshot_number = ?2, snapshot = ?3 WHERE id = ?1")
         touchSession = try connection.prepare("UPDATE sessions SET last_active = ?2 WHERE id = ?1")
         deleteSession = try connection.prepare("DELETE FROM sessions WHERE id = ?1")
+        // The `seq` that the next `?3` rows after `?1`, up to `?2`, end at (NULL: there are none), and how many there are.
+        selectSweepEnd = try connection.prepare(
+            "SELECT max(seq), count(*) FROM (SELECT seq FROM log WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3)")
+        // The rows of the range that no chain reaches: at or below their session's snapshot, or of a session that is
+        // gone (every row noted has its session's row, until the session is deleted).
+        deleteDeadRows = try connection.prepare(
+            "DELETE FROM log WHERE seq > ?1 AND seq <= ?2 AND number <= coalesce("
+                + "(SELECT coalesce(snapshot_number, 0) FROM sessions WHERE id = log.session), 9223372036854775807)")
         try readTailIfChanged()
         connection.countWALFrames()
     }
@@ -166,6 +191,8 @@ final class WriterDatabase {
         // Our own commit changes no data_version of ours; only other connections' do.
         nextSeq = changes.nextSeq
         if let noted = changes.notedThrough { notedThrough = max(notedThrough, noted) }
+        if let swept = changes.sweptThrough { sweptThrough = swept }
+        if changes.leavesDeadRows { mayHaveDeadRows = true }
         tail.apply(changes.replaced, removingThrough: changes.notedThrough)
         tail.add(changes.additions)
         return .success(outcomes)
@@ -174,15 +201,50 @@ final class WriterDatabase {
     /// Copies the write-ahead log into the database file once it holds `checkpointFrames` frames: called between
     /// batches, after their completions ran, so that no answer waits for the checkpoint's writes and syncs (SQLite's
     /// own checkpoint would run inside a commit). A failed checkpoint changes nothing and is tried again later.
-    func checkpointIfDue() {
-        guard connection.walFrameCount >= checkpointFrames else { return }
-        try? connection.checkpoint()
+    ///
+    /// With a `checkpointer`, the copy runs on its thread and this one goes on; the writer copies the log itself only
+    /// when it grew to ``inlineCheckpointFactor`` times as long all the same (the checkpointer could not catch up, or
+    /// fails).
+    /// - Parameter checkpointer: the thread that copies the log, if the store has one.
+    func checkpointIfDue(by checkpointer: WALCheckpointer?) {
+        let frames = connection.walFrameCount
+        guard frames >= checkpointFrames else { return }
+        if let checkpointer, frames < checkpointFrames * Self.inlineCheckpointFactor {
+            checkpointer.requestCheckpoint()
+        } else {
+            _ = try? connection.checkpoint()
+        }
     }
+
+    /// How many times `checkpointFrames` the log may grow to while the checkpointer copies it, before the writer
+    /// checkpoints it itself.
+    static let inlineCheckpointFactor = 8
 
     /// Brings `sessions` up to date with the oldest `count` rows of the log it does not account for yet (all of
     /// them, when there are fewer), in one transaction of its own; the tail then drops them.
     func noteLog(oldest count: Int) -> Result<Void, SessionStoreError> {
         write([.noteLog(oldest: count)]).map { _ in () }
+    }
+
+    /// Deletes the dead rows among the next rows of the noted log, in one transaction of its own: twice as many rows
+    /// as were appended since the last sweep, from where it stopped, so that the sweep goes round the log faster than
+    /// the log grows and a dead row waits at most about one round.
+    ///
+    /// A snapshot only marks the rows it stands for as dead (their numbers are at or below the session's snapshot,
+    /// where every read of the chain stops): deleting them one by one, each on a page of its own among the other
+    /// sessions' rows, cost a page written per row. The sweep takes them in `seq` order instead, each page once,
+    /// with all its dead rows. A round begins only when rows may have died since the last began.
+    func sweepLog() -> Result<Void, SessionStoreError> {
+        let rows = max(1, rowsAppendedSinceSweep) * 2
+        nextSeqAtLastSweep = nextSeq
+        if sweptThrough == 0 {
+            guard mayHaveDeadRows else { return .success(()) }
+            mayHaveDeadRows = false
+        }
+        let result = write([.sweepLog(rows: rows)]).map { _ in () }
+        // Not swept: the rows may still be there, for the next round.
+        if case .failure = result { mayHaveDeadRows = true }
+        return result
     }
 
     /// Makes one request's change. Returns its refusal by the fence; throws when SQLite fails.
@@ -214,6 +276,10 @@ final class WriterDatabase {
         case .noteLog(let count):
             try noteLogInTransaction(oldest: count, changes: &changes)
 
+        case .sweepLog(let rows, let fromStart):
+            if fromStart { changes.sweptThrough = 0 }
+            try sweepLogInTransaction(rows: rows, changes: &changes)
+
         case .saveSnapshot(let snapshot, let session):
             // The session's row says how far its log goes (its rows in the tail included) before the fence looks.
             try noteTailRows(of: session, changes: changes)
@@ -227,8 +293,9 @@ final class WriterDatabase {
             try updateSnapshot.bind(snapshot.number, at: 2)
             try updateSnapshot.bind(snapshot.body, at: 3)
             try updateSnapshot.run()
-            // The records it stands for are the chain's oldest.
-            try removeRecords(of: session, changes: &changes, keepingFrom: .min) { $0 <= snapshot.number }
+            // The records it stands for are the chain's oldest: every read of the chain stops at the snapshot's
+            // number, and the sweep deletes their rows later, page by page (see `sweepLog()`).
+            changes.leavesDeadRows = true
 
         case .removeRecords(let numbers, let session):
             // Its row keeps the session's last number, even when the last record goes.
@@ -255,6 +322,8 @@ final class WriterDatabase {
             try deleteSession.run()
             changes.replace(LogTail.SessionRows(), of: session)
             changes.chainEnds[session] = ChainEnd(lastNumber: 0, newestSeq: 0)
+            // The walk ends at a row the sweep took; the older rows it did not reach are the sweep's.
+            changes.leavesDeadRows = true
 
         case .barrier:
             break
@@ -352,6 +421,32 @@ final class WriterDatabase {
 
     /// Writes into `sessions` what the oldest `count` rows of the log after `notedThrough` say (all of them, when
     /// there are fewer) inside the open transaction: one upsert per session.
+    /// Deletes the dead rows among the next `rows` rows after `sweptThrough`, up to the last noted one. A sweep that
+    /// reaches the last noted row ends the round: the next one begins a new round at the log's beginning (even while
+    /// appends go on, which the sweep would otherwise chase for ever).
+    private func sweepLogInTransaction(rows: Int, changes: inout TailChanges) throws(SessionStoreError) {
+        let from = changes.sweptThrough ?? sweptThrough
+        let end: Int64
+        let reachesTheEnd: Bool
+        do {
+            defer { selectSweepEnd.reset() }
+            try selectSweepEnd.bind(from, at: 1)
+            try selectSweepEnd.bind(changes.notedThrough ?? notedThrough, at: 2)
+            try selectSweepEnd.bind(rows, at: 3)
+            guard try selectSweepEnd.step(), !selectSweepEnd.isNull(at: 0) else {
+                changes.sweptThrough = 0
+                return
+            }
+            end = selectSweepEnd.integer(at: 0)
+            reachesTheEnd = selectSweepEnd.integer(at: 1) < rows
+        }
+        try deleteDeadRows.bind(from, at: 1)
+        try deleteDeadRows.bind(end, at: 2)
+        try deleteDeadRows.run()
+        if connection.changeCount > 0 { changes.deletesRows = true }
+        changes.sweptThrough = reachesTheEnd ? 0 : end
+    }
+
     private func noteLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
         let from = changes.notedThrough ?? notedThrough
         var watermark = changes.nextSeq - 1
