@@ -73,10 +73,11 @@ extension PageServer {
                 response = error.httpError.response
             }
             guard let session = ack.session else { return account(request, route: pattern, countingOKIn: ok, response, started: started) }
-            let durability = session.durability(of: ack.inputNumber) { [self] failure in
+            let answer = StoredAnswer(responder: responder) { [self] failure in
                 let answer = failure.map { storeRefusal($0, session: session) } ?? response
-                responder.respond(account(request, route: pattern, countingOKIn: ok, answer, started: started))
+                return account(request, route: pattern, countingOKIn: ok, answer, started: started)
             }
+            let durability = session.durability(of: ack.inputNumber) { failure in answer.send(failure) }
             switch durability {
             case .stored: return account(request, route: pattern, countingOKIn: ok, response, started: started)
             case .waiting: return nil
@@ -687,5 +688,24 @@ final class Acknowledgement {
     /// `409 page_not_bound`, while the session restored from the store has the page.)
     func uses(_ session: ServerSession) {
         self.session = session
+    }
+}
+
+/// The answer to a request whose input waits for the store, sent by the store's completion: it keeps the request, the
+/// response and the responder until the library's thread has taken the answer, so that they are freed on that thread,
+/// where they were allocated, and not on the store's writer thread (see ``DeferredResponder/respond(_:keepingUntilSent:)``).
+private final class StoredAnswer: Sendable {
+    private let responder: DeferredResponder
+    private let make: @Sendable (SessionStoreError?) -> HTTPResponse
+
+    /// An answer for `responder`'s request, made by `make` from the store's outcome (nil: stored).
+    init(responder: DeferredResponder, make: @escaping @Sendable (SessionStoreError?) -> HTTPResponse) {
+        self.responder = responder
+        self.make = make
+    }
+
+    /// Sends the answer for the store's outcome.
+    func send(_ failure: SessionStoreError?) {
+        responder.respond(make(failure), keepingUntilSent: self)
     }
 }

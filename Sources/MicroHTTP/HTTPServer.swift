@@ -318,12 +318,13 @@ public final class HTTPServer: Sendable {
 
         // The body is complete, or the connection was resumed after an asynchronous handler.
         if watcher.hasDeadlines && !context.isAsynchronous { watcher.requestReceived(on: connection) }
-        let ready: HTTPResponse? = context.phase?.withLock { phase in
-            guard case .ready(let response) = phase else { return nil }
+        // What the answer kept is released here, on this thread, once the lock is let go.
+        let ready: (response: HTTPResponse, kept: (any AnyObject & Sendable)?)? = context.phase?.withLock { phase in
+            guard case .ready(let response, let kept) = phase else { return nil }
             phase = .answered
-            return response
+            return (response, kept)
         }
-        if let ready { return queue(ready, on: connection, for: context, method: method) }
+        if let ready { return queue(ready.response, on: connection, for: context, method: method) }
         if context.responded || context.isAsynchronous { return .YES }
         if let rejection = context.rejection { return queue(rejection.response, on: connection, for: context) }
         return dispatch(context: context, connection: connection, url: url, method: method)
@@ -331,6 +332,14 @@ public final class HTTPServer: Sendable {
 
     private func requestCompleted(_ context: RequestContext) {
         activeRequests.subtract(1, ordering: .relaxed)
+        // An answer the connection never took (its client left first) lets go of what it kept, which may hold the
+        // context itself (a responder does).
+        let untaken: (any AnyObject & Sendable)? = context.phase?.withLock { phase in
+            guard case .ready(_, let kept) = phase else { return nil }
+            phase = .answered
+            return kept
+        }
+        _ = untaken
         if context.isAsynchronous {
             lifecycle.withLock { _ = $0.waiting.removeValue(forKey: ObjectIdentifier(context)) }
         }
@@ -431,7 +440,9 @@ public final class HTTPServer: Sendable {
             return true
         }
         guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
-        let responder = DeferredResponder { [weak self, context] response in self?.complete(context, with: response) }
+        let responder = DeferredResponder { [weak self, context] response, kept in
+            self?.complete(context, with: response, keeping: kept)
+        }
         let immediate: HTTPResponse?
         do {
             immediate = try handle(request, responder)
@@ -442,7 +453,7 @@ public final class HTTPServer: Sendable {
         // otherwise the connection is suspended, inside the lock the responder's answer takes, until it comes.
         let now: HTTPResponse? = context.phase?.withLock { phase in
             switch phase {
-            case .ready(let response):
+            case .ready(let response, _):
                 phase = .answered
                 return response
             case .handling:
@@ -463,15 +474,21 @@ public final class HTTPServer: Sendable {
 
     /// Hands an asynchronous or deferred handler's response to the connection, resuming it if it is
     /// suspended; the first answer wins (the handler's, or shutdown's 503).
-    private func complete(_ context: RequestContext, with response: HTTPResponse) {
+    /// - Parameters:
+    ///   - context: the request's.
+    ///   - response: the answer.
+    ///   - kept: released on the library's thread once it took the answer (here, when the request had its answer).
+    private func complete(
+        _ context: RequestContext, with response: HTTPResponse, keeping kept: (any AnyObject & Sendable)? = nil
+    ) {
         context.phase?.withLock { phase in
             switch phase {
             case .waiting:
-                phase = .ready(response)
+                phase = .ready(response, kept: kept)
                 MHD_resume_connection(context.connection.pointer)
             case .handling:
                 // The deferred handler is still running on the library's thread: it sends this when it returns.
-                phase = .ready(response)
+                phase = .ready(response, kept: kept)
             case .ready, .answered:
                 break
             }

@@ -21,8 +21,10 @@ final class RequestContext: @unchecked Sendable {
         case handling
         /// The connection is suspended while a `Task` runs (or a deferred handler's answer is awaited).
         case waiting
-        /// The `Task` finished (or shutdown answered for it); the connection was resumed to send this.
-        case ready(HTTPResponse)
+        /// The `Task` finished (or shutdown answered for it); the connection was resumed to send this. `kept` is what
+        /// the answering thread asked to have released once it is sent, on the library's thread (see
+        /// ``DeferredResponder/respond(_:keepingUntilSent:)``).
+        case ready(HTTPResponse, kept: (any AnyObject & Sendable)?)
         /// The response was queued.
         case answered
     }

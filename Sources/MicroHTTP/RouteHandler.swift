@@ -15,15 +15,26 @@ public enum RouteHandler: Sendable {
 /// The way a ``RouteHandler/deferred(_:)`` handler answers later: the first answer wins; later ones, and
 /// answers after the server stopped waiting (it answered 503 itself at shutdown), are ignored.
 public final class DeferredResponder: Sendable {
-    private let answer: @Sendable (HTTPResponse) -> Void
+    private let answer: @Sendable (HTTPResponse, (any AnyObject & Sendable)?) -> Void
 
-    init(answer: @escaping @Sendable (HTTPResponse) -> Void) {
+    init(answer: @escaping @Sendable (HTTPResponse, (any AnyObject & Sendable)?) -> Void) {
         self.answer = answer
     }
 
     /// Sends `response` for the request.
     /// - Parameter response: the answer.
     public func respond(_ response: HTTPResponse) {
-        answer(response)
+        answer(response, nil)
+    }
+
+    /// Sends `response` for the request, and keeps `kept` until the library's thread has taken the response, which
+    /// then releases it: memory that the library's thread allocated for the request (its body, headers, closures)
+    /// and that `kept` holds is then freed there, not on the thread that answers. (Freed on another thread, it leaves
+    /// the allocator's per-thread cache of the library's thread empty, and each of its allocations slower.)
+    /// - Parameters:
+    ///   - response: the answer.
+    ///   - kept: what to release on the library's thread once the response was taken.
+    public func respond(_ response: HTTPResponse, keepingUntilSent kept: any AnyObject & Sendable) {
+        answer(response, kept)
     }
 }

@@ -84,4 +84,59 @@ import Testing
             #expect(await eventually { server.activeRequestCount == 0 })
         }
     }
+
+    @Test func whatAnAnswerKeepsIsReleasedOnceSentAndWhenItsClientLeftFirst() async throws {
+        let released = Locked(0)
+        let answers = Locked([DeferredResponder]())
+        var router = HTTPRouter()
+        // Like the session store's answers: what is kept holds the responder, which holds the request's context.
+        router.add("GET", "/kept", .deferred { _, responder in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) {
+                responder.respond(.text("kept"), keepingUntilSent: ReleaseProbe(responder: responder, released: released))
+            }
+            return nil
+        })
+        // Answered only when the test says so, after its client left.
+        router.add("GET", "/held", .deferred { _, responder in
+            answers.withLock { $0.append(responder) }
+            return nil
+        })
+        try await withServer(router: router) { server in
+            let port = server.port
+            try await blocking {
+                #expect(try RawHTTP.request(port: port, "GET", "/kept").text == "kept")
+                let connection = try RawConnection(port: port)
+                #expect(try connection.request("GET", "/kept").text == "kept")
+                #expect(try connection.request("GET", "/kept").text == "kept")
+                connection.close()
+            }
+            #expect(await eventually { released.withLock { $0 } == 3 })
+
+            // The client goes before the answer comes: the answer is never sent, and what it kept goes all the same.
+            let leaving = try await blocking { () throws -> RawConnection in
+                let leaving = try RawConnection(port: port)
+                try leaving.send(RawConnection.requestBytes("GET", "/held", headers: [], keepAlive: true))
+                return leaving
+            }
+            #expect(await eventually { answers.withLock { $0.count } == 1 })
+            leaving.close()
+            let responder = try #require(answers.withLock { $0.popLast() })
+            responder.respond(.text("too late"), keepingUntilSent: ReleaseProbe(responder: responder, released: released))
+            #expect(await eventually { released.withLock { $0 } == 4 })
+            #expect(await eventually { server.activeRequestCount == 0 })
+        }
+    }
+}
+
+/// Counts its own release; holds a responder, as a session store's answer does.
+private final class ReleaseProbe: Sendable {
+    let responder: DeferredResponder
+    let released: Locked<Int>
+
+    init(responder: DeferredResponder, released: Locked<Int>) {
+        self.responder = responder
+        self.released = released
+    }
+
+    deinit { released.withLock { $0 += 1 } }
 }
