@@ -693,7 +693,7 @@ final class Acknowledgement {
 
 /// The answer to a request whose input waits for the store, sent by the store's completion: it keeps the request, the
 /// response and the responder until the library's thread has taken the answer, so that they are freed on that thread,
-/// where they were allocated, and not on the store's writer thread (see ``DeferredResponder/respond(_:keepingUntilSent:)``).
+/// where they were allocated, and not on the store's completion thread (see ``DeferredResponder/respond(_:keepingUntilSent:)``).
 private final class StoredAnswer: Sendable {
     private let responder: DeferredResponder
     private let make: @Sendable (SessionStoreError?) -> HTTPResponse

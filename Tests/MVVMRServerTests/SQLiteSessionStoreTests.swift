@@ -86,6 +86,32 @@ import Testing
         #expect(commits * 10 <= total, "\(commits) commits for \(total) records: appends were not grouped")
     }
 
+    @Test func theWriterCommitsTheNextBatchWhileTheLastOnesCompletionsRunAndTheyRunInOrder() throws {
+        let fixture = try StoreFixture(.sqlite)
+        defer { fixture.tearDown() }
+        let store = try #require(fixture.store as? SQLiteSessionStore)
+        let order = Locked([String]())
+        let firstIsRunning = DispatchSemaphore(value: 0)
+        let releaseFirst = DispatchSemaphore(value: 0)
+        store.append(record("a", 1), lastActive: 0) { _ in
+            order.withLock { $0.append("a1") }
+            firstIsRunning.signal()
+            releaseFirst.wait()
+        }
+        firstIsRunning.wait()
+        let commitsBefore = store.commitCount
+        store.append(record("b", 1), lastActive: 0) { _ in order.withLock { $0.append("b1") } }
+        // The writer commits b's record while a's completion still runs on the completion thread.
+        let deadline = Date().addingTimeInterval(10)
+        while store.commitCount == commitsBefore && Date() < deadline { usleep(1_000) }
+        #expect(store.commitCount > commitsBefore, "the next batch was committed meanwhile")
+        #expect(try store.load("b")?.records == [record("b", 1)], "and a read sees it")
+        #expect(order.withLock { $0 } == ["a1"], "its completion waits for the one before")
+        releaseFirst.signal()
+        store.flush()
+        #expect(order.withLock { $0 } == ["a1", "b1"])
+    }
+
     @Test func threadsWaitingForEachAppendShareCommits() throws {
         let fixture = try StoreFixture(.sqlite, durability: .machine)
         defer { fixture.tearDown() }

@@ -9,7 +9,8 @@ import Locking
 /// `.machine` durability, a power loss).
 ///
 /// Appends are queued and written by one writer thread, which commits everything queued in one transaction
-/// (group commit) and then completes each append, in queue order, on that thread. `saveSnapshot`,
+/// (group commit); a completion thread then completes each append, in queue order, while the writer commits the next
+/// batch, and a third thread copies the write-ahead log into the file (checkpoints). `saveSnapshot`,
 /// `removeRecords`, `touch` and `delete` go through the same queue, so they are ordered with the session's
 /// appends, and wait for their commit. `load`, `sessions(lastActiveBefore:limit:)` and `sessionCount()` read
 /// on the caller's thread through a second connection: they do not wait behind queued appends, and see every
@@ -22,7 +23,7 @@ import Locking
 /// ```swift
 /// let store = try SQLiteSessionStore(path: "/var/lib/mvvmr/sessions.sqlite", durability: .process)
 /// store.append(StoredRecord(session: "s", number: 1, body: Array("{}".utf8)), lastActive: 0) { result in
-///     // on the store's writer thread, once the record is committed
+///     // on the store's completion thread, once the record is committed
 /// }
 /// store.close()
 /// ```
@@ -115,7 +116,7 @@ public final class SQLiteSessionStore: SessionStore {
         close()
     }
 
-    /// Queues `record`; `completion` runs on the writer thread once it is committed, or with why it is not.
+    /// Queues `record`; `completion` runs on the store's completion thread once it is committed, or with why it is not.
     /// After `close()` it runs at once, on the caller's thread, with `unavailable("closed")`.
     /// - Parameters:
     ///   - record: the record; its number must be the session's last plus one (record 1 creates the session).

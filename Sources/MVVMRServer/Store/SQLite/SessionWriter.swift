@@ -6,7 +6,8 @@
 import Locking
 
 /// The SQLite store's one writer: a thread of its own that takes everything queued, writes it in one transaction
-/// (group commit), and then completes each request in queue order.
+/// (group commit), and hands the batch to a ``BatchCompleter``, which completes each request in queue order on its own
+/// thread while the writer goes on with the next batch.
 ///
 /// A batch that fails in SQLite (a full disk, a read-only or corrupt file, an I/O error) is rolled back whole:
 /// every request in it completes with `unavailable` and SQLite's message. The thread goes on, and the next batch
@@ -41,6 +42,8 @@ final class SessionWriter: @unchecked Sendable {
     /// Copies the write-ahead log into the database file on its own thread, so that this one never waits for it (nil:
     /// this writer checkpoints itself).
     private let checkpointer: WALCheckpointer?
+    /// Completes the committed batches, in order, on a thread of its own.
+    private let completer = BatchCompleter()
 
     /// A writer for the store's file.
     /// - Parameters:
@@ -65,11 +68,18 @@ final class SessionWriter: @unchecked Sendable {
     /// Starts the writer thread (and the checkpointer's).
     func start() throws(SessionStoreError) {
         try checkpointer?.start()
+        do throws(SessionStoreError) {
+            try completer.start()
+        } catch {
+            checkpointer?.close()
+            throw error
+        }
         let thread: pthread_t
         switch Threads.start({ self.run() }) {
         case .success(let started): thread = started
         case .failure(let error):
             checkpointer?.close()
+            completer.close()
             throw SessionStoreError(.unavailable, "cannot start the writer thread: \(error)")
         }
         queue.withLock { $0.thread = thread }
@@ -108,9 +118,9 @@ final class SessionWriter: @unchecked Sendable {
 
     /// Queues `request` and waits for its outcome.
     func perform(_ request: WriteRequest) -> Result<Void, SessionStoreError> {
-        guard !isWriterThread else {
+        guard !isWriterThread && !completer.isCurrentThread else {
             // A completion waiting for the writer would wait for itself.
-            return .failure(SessionStoreError(.unavailable, "called from a completion, on the store's writer thread"))
+            return .failure(SessionStoreError(.unavailable, "called from a completion, on the store's own thread"))
         }
         let waiter = OutcomeWaiter()
         enqueue(QueuedWrite(request: request) { waiter.complete($0) })
@@ -128,9 +138,8 @@ final class SessionWriter: @unchecked Sendable {
         queue.broadcast()
     }
 
-    /// Completes what is queued, ends the thread (which closes its connection) and waits for it to end, then the
-    /// checkpointer's. Called on the writer thread itself (from a completion), it returns at once and both threads end
-    /// later.
+    /// Completes what is queued, ends the thread (which closes its connection) and waits for it to end, and with it
+    /// the completer's and the checkpointer's. Called from a completion, it returns at once and the threads end later.
     func close() {
         let (thread, isFirst) = queue.withLock { queue in
             defer { queue.isClosing = true }
@@ -139,7 +148,8 @@ final class SessionWriter: @unchecked Sendable {
         // Broadcast, not signal: a second caller of `close` may be waiting on the same condition.
         queue.broadcast()
         guard let thread else { return }
-        if pthread_equal(thread, pthread_self()) != 0 {
+        // From a completion: the writer ends once it wrote what is queued, and the completer once it completed that.
+        if pthread_equal(thread, pthread_self()) != 0 || completer.isCurrentThread {
             if isFirst { pthread_detach(thread) }
             return
         }
@@ -177,15 +187,14 @@ final class SessionWriter: @unchecked Sendable {
             }
             if batch.isEmpty && !isClosing { continue }
             if batch.isEmpty && isClosing { break }
-            let outcomes = write(batch)
-            for (queued, outcome) in zip(batch, outcomes) {
-                queued.completion(outcome)
-            }
+            completer.complete(batch, with: write(batch))
             noteLogIfLong()
             sweepLogIfDue()
             database?.checkpointIfDue(by: checkpointer)
             lastBatchEnded = SessionWriter.monotonicMicroseconds()
         }
+        // Every batch's completions run before the store counts as closed.
+        completer.close()
         database = nil
         // Its last checkpoint finishes first; the file's last connection to close copies what is left.
         checkpointer?.close()
@@ -203,7 +212,7 @@ final class SessionWriter: @unchecked Sendable {
     }
 
     /// Notes the log's latest rows in `sessions` once `logNoteThreshold` rows came after the last noted one:
-    /// after a batch's completions ran, so that no answer waits for it. A noting that fails leaves everything as
+    /// after a batch was committed, while the completer sends its answers. A noting that fails leaves everything as
     /// it was (the rows stay in the tail) and is tried again after the next batch.
     private func noteLogIfLong() {
         guard let database, database.unnotedRowCount >= logNoteThreshold else { return }
@@ -213,7 +222,7 @@ final class SessionWriter: @unchecked Sendable {
     }
 
     /// Sweeps dead rows out of the noted log once `logSweepEvery` rows were appended since the last sweep: after a
-    /// batch's completions ran, like the noting. A sweep that fails deletes nothing and is tried again later.
+    /// batch was committed, like the noting. A sweep that fails deletes nothing and is tried again later.
     private func sweepLogIfDue() {
         guard let database, database.rowsAppendedSinceSweep >= logSweepEvery else { return }
         if case .success = database.sweepLog() {

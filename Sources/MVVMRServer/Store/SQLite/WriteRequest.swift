@@ -34,6 +34,6 @@ enum WriteRequest: Sendable {
 struct QueuedWrite: Sendable {
     /// What to do.
     let request: WriteRequest
-    /// Called once, on the writer thread, in queue order.
+    /// Called once, on the store's completion thread (``BatchCompleter``), in queue order.
     let completion: @Sendable (Result<Void, SessionStoreError>) -> Void
 }

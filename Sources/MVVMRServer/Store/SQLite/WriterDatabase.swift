@@ -199,8 +199,8 @@ final class WriterDatabase {
     }
 
     /// Copies the write-ahead log into the database file once it holds `checkpointFrames` frames: called between
-    /// batches, after their completions ran, so that no answer waits for the checkpoint's writes and syncs (SQLite's
-    /// own checkpoint would run inside a commit). A failed checkpoint changes nothing and is tried again later.
+    /// batches, so that no commit waits for the checkpoint's writes and syncs (SQLite's own checkpoint would run inside
+    /// a commit). A failed checkpoint changes nothing and is tried again later.
     ///
     /// With a `checkpointer`, the copy runs on its thread and this one goes on; the writer copies the log itself only
     /// when it grew to ``inlineCheckpointFactor`` times as long all the same (the checkpointer could not catch up, or
