@@ -451,23 +451,25 @@ public final class HTTPServer: Sendable {
         }
         // An answer given already (returned, or through the responder while the handler ran) goes out now;
         // otherwise the connection is suspended, inside the lock the responder's answer takes, until it comes.
-        let now: HTTPResponse? = context.phase?.withLock { phase in
+        // What an answer given meanwhile kept is released here, once the lock is let go.
+        let (now, kept): (HTTPResponse?, (any AnyObject & Sendable)?) = context.phase?.withLock { phase in
             switch phase {
-            case .ready(let response, _):
+            case .ready(let response, let kept):
                 phase = .answered
-                return response
+                return (response, kept)
             case .handling:
                 if let immediate {
                     phase = .answered
-                    return immediate
+                    return (immediate, nil)
                 }
                 phase = .waiting
                 MHD_suspend_connection(connection)
-                return nil
+                return (nil, nil)
             case .waiting, .answered:
-                return nil
+                return (nil, nil)
             }
-        }
+        } ?? (nil, nil)
+        _ = kept
         if let now { return queue(now, on: connection, for: context, method: method) }
         return .YES
     }

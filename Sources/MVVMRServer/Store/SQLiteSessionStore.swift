@@ -40,7 +40,7 @@ public final class SQLiteSessionStore: SessionStore {
         var logNoteSlice = SQLiteSessionStore.defaultLogNoteSlice
         /// How many rows the log gains between two sweeps of the rows no chain reaches any more.
         var logSweepEvery = SQLiteSessionStore.defaultLogSweepEvery
-        /// How many frames the write-ahead log may hold before the writer checkpoints it.
+        /// How many frames the write-ahead log may hold before it is checkpointed.
         var checkpointFrames = SQLiteSessionStore.defaultCheckpointFrames
     }
 
@@ -53,13 +53,13 @@ public final class SQLiteSessionStore: SessionStore {
     static let defaultLogNoteSlice = Int.max
 
     /// How many rows the log gains between two sweeps of its dead rows (those a snapshot stands for): each sweep goes
-    /// through twice as many rows, so it takes about 2 ms on the writer's thread and comes every thousand records.
+    /// through twice as many rows (four times this at most), so that it goes round the log faster than the log grows.
     static let defaultLogSweepEvery = 1_024
 
-    /// How many frames (pages) the write-ahead log holds before the writer checkpoints it: SQLite's own default (4 MiB
-    /// at its 4 KiB pages), but run between batches, once their answers are out, instead of inside a commit. (A
-    /// larger log made each checkpoint's sync of the database file long enough to hold the writer up for hundreds
-    /// of milliseconds.)
+    /// How many frames (pages) the write-ahead log holds before it is checkpointed: SQLite's own default (4 MiB at its 4
+    /// KiB pages), but by the checkpointer's thread while the writer goes on, instead of inside a commit. (Checkpoints
+    /// of a larger log took long enough to hold the writer up for hundreds of milliseconds when the writer ran them,
+    /// and the longer the log, the longer each page's lookup in it.)
     static let defaultCheckpointFrames = 1_000
 
     /// The durability an append has when it completes.

@@ -65,7 +65,7 @@ final class SQLiteConnection {
     struct CheckpointProgress {
         /// The frames in the log when the checkpoint ran.
         let logFrames: Int
-        /// How many of them the database file holds now (all of them: the next commit starts the log again).
+        /// How many of them the database file holds now (when all of them, the next commit starts the log again).
         let copiedFrames: Int
     }
 

@@ -198,6 +198,9 @@ final class SessionWriter: @unchecked Sendable {
         database = nil
         // Its last checkpoint finishes first; the file's last connection to close copies what is left.
         checkpointer?.close()
+        // A second `close()` after one from a completion (which joined nothing) waits for this.
+        queue.withLock { $0.hasStopped = true }
+        queue.broadcast()
     }
 
     /// How soon after a batch a new one counts as load, which is worth gathering for.
@@ -225,7 +228,7 @@ final class SessionWriter: @unchecked Sendable {
     /// batch was committed, like the noting. A sweep that fails deletes nothing and is tried again later.
     private func sweepLogIfDue() {
         guard let database, database.rowsAppendedSinceSweep >= logSweepEvery else { return }
-        if case .success = database.sweepLog() {
+        if case .success = database.sweepLog(maximumRows: 4 * logSweepEvery) {
             queue.withLock { $0.sweepCount += 1 }
         }
     }

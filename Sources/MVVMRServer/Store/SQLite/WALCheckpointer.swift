@@ -9,7 +9,7 @@ import Locking
 /// the writer never stops for a checkpoint's reads, writes and syncs.
 ///
 /// The writer asks for a checkpoint (``requestCheckpoint()``) once the log is long; this thread then runs passive
-/// checkpoints, which wait for no other connection, until the log is copied whole or no longer grows. The writer's
+/// checkpoints, which wait for no other connection, until one copies the whole log (a few at most). The writer's
 /// next commit after a whole copy starts the log again from its beginning (SQLite does that by itself), so the log
 /// stays short while the writer goes on appending meanwhile. A checkpoint that fails (a full disk, a read-only file)
 /// changes nothing and is asked for again by the writer after a later batch.
@@ -87,8 +87,8 @@ final class WALCheckpointer: @unchecked Sendable {
         connection = nil
     }
 
-    /// Runs passive checkpoints until one copies the whole log, or until the log stops shrinking behind the writer
-    /// (a reader holding an old snapshot keeps frames in it): a few passes at most, each shorter than the last.
+    /// Runs passive checkpoints until one copies the whole log, ``passesPerRequest`` at most: the writer appends while
+    /// each runs, and a reader holding an old snapshot keeps frames from being copied.
     private func checkpointUntilCopied() {
         guard let connection else { return }
         for _ in 0..<Self.passesPerRequest {

@@ -39,9 +39,14 @@ final class WriterDatabase {
     private var sweptThrough: Int64 = 0
     /// `nextSeq` when the log was last swept: the rows appended since decide how far the next sweep goes.
     private var nextSeqAtLastSweep: Int64 = 1
-    /// Whether rows may have died since the present round of the sweep began (a snapshot or a deletion committed,
-    /// or the file was just opened): only then is a new round begun.
+    /// Whether the log may hold dead rows that no round of the sweep went past since they died (a snapshot or a
+    /// deletion left them, or the file was just opened): only then does a new round begin.
     private var mayHaveDeadRows = true
+    /// Whether a snapshot or a deletion committed since the present round began: its dead rows may lie behind it.
+    private var rowsDiedDuringRound = false
+    /// The highest `seq` a dead row may have: once a round that saw no row die ended with the noted log past it, the
+    /// sweep has gone past every dead row. (Dead rows still in the tail wait for the noting and a later round.)
+    private var deadRowsThrough: Int64 = 0
 
     /// How many rows were appended after the last that `sessions` accounts for, deleted ones included: at most
     /// the rows a reopened file lists in its tail (which leaves out those deleted and those a touch noted).
@@ -160,6 +165,9 @@ final class WriterDatabase {
             "DELETE FROM log WHERE seq > ?1 AND seq <= ?2 AND number <= coalesce("
                 + "(SELECT coalesce(snapshot_number, 0) FROM sessions WHERE id = log.session), 9223372036854775807)")
         try readTailIfChanged()
+        // A reopened file's rows were not appended since a sweep: the first one goes as far as a usual one.
+        nextSeqAtLastSweep = nextSeq
+        deadRowsThrough = nextSeq - 1
         connection.countWALFrames()
     }
 
@@ -192,7 +200,11 @@ final class WriterDatabase {
         nextSeq = changes.nextSeq
         if let noted = changes.notedThrough { notedThrough = max(notedThrough, noted) }
         if let swept = changes.sweptThrough { sweptThrough = swept }
-        if changes.leavesDeadRows { mayHaveDeadRows = true }
+        if changes.leavesDeadRows {
+            mayHaveDeadRows = true
+            rowsDiedDuringRound = true
+            deadRowsThrough = max(deadRowsThrough, nextSeq - 1)
+        }
         tail.apply(changes.replaced, removingThrough: changes.notedThrough)
         tail.add(changes.additions)
         return .success(outcomes)
@@ -233,17 +245,22 @@ final class WriterDatabase {
     /// A snapshot only marks the rows it stands for as dead (their numbers are at or below the session's snapshot,
     /// where every read of the chain stops): deleting them one by one, each on a page of its own among the other
     /// sessions' rows, cost a page written per row. The sweep takes them in `seq` order instead, each page once,
-    /// with all its dead rows. A round begins only when rows may have died since the last began.
-    func sweepLog() -> Result<Void, SessionStoreError> {
-        let rows = max(1, rowsAppendedSinceSweep) * 2
+    /// with all its dead rows. A round begins only while the log may hold dead rows the sweep has not gone past.
+    /// - Parameter maximumRows: the most rows one sweep goes through (after another connection appended many, say),
+    ///   so that no sweep holds the writer up for long.
+    func sweepLog(maximumRows: Int) -> Result<Void, SessionStoreError> {
+        let rows = min(max(1, rowsAppendedSinceSweep) * 2, max(1, maximumRows))
         nextSeqAtLastSweep = nextSeq
         if sweptThrough == 0 {
             guard mayHaveDeadRows else { return .success(()) }
-            mayHaveDeadRows = false
+            rowsDiedDuringRound = false
         }
         let result = write([.sweepLog(rows: rows)]).map { _ in () }
-        // Not swept: the rows may still be there, for the next round.
-        if case .failure = result { mayHaveDeadRows = true }
+        // The round ended: it went past every dead row unless one died meanwhile or one is still in the tail. (A
+        // sweep that failed changed nothing, and the rows wait for the next.)
+        if case .success = result, sweptThrough == 0, !rowsDiedDuringRound, deadRowsThrough <= notedThrough {
+            mayHaveDeadRows = false
+        }
         return result
     }
 
@@ -317,6 +334,9 @@ final class WriterDatabase {
             }
 
         case .delete(let session):
+            // The whole chain, dead rows included: a row of a deleted session left in the tail would bring its session
+            // back at the next noting, so the walk must not stop at the snapshot. (It stops at a row the sweep took;
+            // the older ones below it are noted already, and the sweep takes them as a gone session's.)
             try removeRecords(of: session, changes: &changes, keepingFrom: .min) { _ in true }
             try deleteSession.bind(session, at: 1)
             try deleteSession.run()
@@ -363,8 +383,9 @@ final class WriterDatabase {
     }
 
     /// Deletes the session's records whose numbers `remove` picks, walking its chain from the newest row down to
-    /// the first record kept below `lowest` (`.min`: to the chain's start), and links each record kept to the next
-    /// one kept below it (the session's row to its newest kept one).
+    /// the first record kept below `lowest` (`.min`: to the chain's start, or to a row the sweep took already), and
+    /// links each record kept to the next one kept below it (the session's row to its newest kept one). The walk goes
+    /// through the rows a snapshot left dead too (the sweep's, unless this takes them first).
     private func removeRecords(
         of session: String, changes: inout TailChanges, keepingFrom lowest: Int, where remove: (Int) -> Bool
     ) throws(SessionStoreError) {
@@ -419,8 +440,6 @@ final class WriterDatabase {
         try statement.run()
     }
 
-    /// Writes into `sessions` what the oldest `count` rows of the log after `notedThrough` say (all of them, when
-    /// there are fewer) inside the open transaction: one upsert per session.
     /// Deletes the dead rows among the next `rows` rows after `sweptThrough`, up to the last noted one. A sweep that
     /// reaches the last noted row ends the round: the next one begins a new round at the log's beginning (even while
     /// appends go on, which the sweep would otherwise chase for ever).
@@ -447,6 +466,8 @@ final class WriterDatabase {
         changes.sweptThrough = reachesTheEnd ? 0 : end
     }
 
+    /// Writes into `sessions` what the oldest `count` rows of the log after `notedThrough` say (all of them, when
+    /// there are fewer) inside the open transaction: one upsert per session.
     private func noteLogInTransaction(oldest count: Int, changes: inout TailChanges) throws(SessionStoreError) {
         let from = changes.notedThrough ?? notedThrough
         var watermark = changes.nextSeq - 1
