@@ -9,10 +9,18 @@ import Testing
 /// writer notes the log's latest rows in `sessions` now and then. Wherever a session's newest row is known, a read
 /// finds every completed append, in number order, with no gap.
 @Suite struct SQLiteSessionStoreLogTests {
-    private static func open(_ path: String, noteThreshold: Int) throws -> SQLiteSessionStore {
+    private static func open(
+        _ path: String, noteThreshold: Int, sweepEvery: Int = SQLiteSessionStore.defaultLogSweepEvery
+    ) throws -> SQLiteSessionStore {
         try SQLiteSessionStore(
             path: path, durability: .process,
-            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: noteThreshold, logNoteSlice: .max))
+            testing: SQLiteSessionStore.TestingOptions(
+                logNoteThreshold: noteThreshold, logNoteSlice: .max, logSweepEvery: sweepEvery))
+    }
+
+    /// How many rows of `session` the log holds, read through `file`, a connection of the test's own.
+    private static func rowCount(of session: String, in file: SQLiteConnection) throws -> Int64? {
+        try file.integer("SELECT count(*) FROM log WHERE session = '\(session)'")
     }
 
     @Test func recordsInTheTailAndRecordsNotedInSessionsLoadAsOneChain() throws {
@@ -190,7 +198,7 @@ import Testing
         // Every removed record's row left the file: the log holds a's three rows and nothing of b.
         let file = try SQLiteConnection(path: path, create: false, readOnly: true)
         #expect(try file.integer("SELECT count(*) FROM log") == 3)
-        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'b'") == 0)
+        #expect(try Self.rowCount(of: "b", in: file) == 0)
         let reopened = try Self.open(path, noteThreshold: 1)
         defer { reopened.close() }
         #expect(try reopened.load("a")?.records.map(\.number) == [10, 11, 13])
@@ -409,9 +417,7 @@ import Testing
         // Noted after every 3 rows and swept after every 2: the sweep's rounds meet chains in every state, with rows
         // in the tail and rows noted, snapshots, removals and deletions between them, and reopened files.
         func open() throws -> SQLiteSessionStore {
-            try SQLiteSessionStore(
-                path: path, durability: .process,
-                testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 3, logNoteSlice: .max, logSweepEvery: 2))
+            try Self.open(path, noteThreshold: 3, sweepEvery: 2)
         }
         struct Expected {
             var lastNumber = 0
@@ -474,7 +480,7 @@ import Testing
         let live = expected.values.reduce(0) { $0 + $1.kept.count }
         #expect(try file.integer("SELECT count(*) FROM log") == Int64(live))
         for (session, state) in expected {
-            let rows = try file.integer("SELECT count(*) FROM log WHERE session = '\(session)'")
+            let rows = try Self.rowCount(of: session, in: file)
             #expect(rows == Int64(state.kept.count), "\(session)")
         }
     }
@@ -483,20 +489,18 @@ import Testing
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        let store = try SQLiteSessionStore(
-            path: path, durability: .process,
-            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 4, logNoteSlice: .max, logSweepEvery: 8))
+        let store = try Self.open(path, noteThreshold: 4, sweepEvery: 8)
         defer { store.close() }
         for number in 1...40 { appendWaiting(record("a", number), to: store) }
         try store.saveSnapshot(StoredSnapshot(number: 40, body: Array("{}".utf8)), of: "a")
         let file = try SQLiteConnection(path: path, create: false, readOnly: true)
-        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'a'") == 40, "dead, not yet swept")
+        #expect(try Self.rowCount(of: "a", in: file) == 40, "dead, not yet swept")
         // Each sweep goes through twice the rows appended since the one before: b's 60 take the sweep past a's 40.
         let sweeps = store.sweepCount
         for number in 1...60 { appendWaiting(record("b", number), to: store) }
         #expect(store.sweepCount - sweeps >= 7)
-        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'a'") == 0)
-        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'b'") == 60)
+        #expect(try Self.rowCount(of: "a", in: file) == 0)
+        #expect(try Self.rowCount(of: "b", in: file) == 60)
         #expect(try store.load("a") == StoredSession(snapshot: StoredSnapshot(number: 40, body: Array("{}".utf8)), records: []))
         #expect(failureKind(appendWaiting(record("a", 41), to: store)) == nil, "a's chain goes on past its swept rows")
         #expect(try store.load("a")?.records.map(\.number) == [41])
@@ -506,20 +510,18 @@ import Testing
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }
         let path = directory.path + "/sessions.sqlite"
-        let store = try SQLiteSessionStore(
-            path: path, durability: .process,
-            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 20, logNoteSlice: .max, logSweepEvery: 4))
+        let store = try Self.open(path, noteThreshold: 20, sweepEvery: 4)
         defer { store.close() }
         for number in 1...10 { appendWaiting(record("a", number), to: store) }
         // a's ten rows die while only the tail lists them: the sweep's rounds end at the noted log, before them.
         try store.saveSnapshot(StoredSnapshot(number: 10, body: Array("{}".utf8)), of: "a")
         for number in 1...6 { appendWaiting(record("b", number), to: store) }
         let file = try SQLiteConnection(path: path, create: false, readOnly: true)
-        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'a'") == 10)
+        #expect(try Self.rowCount(of: "a", in: file) == 10)
         // Once the noting takes them, a later round goes past them.
         for number in 7...40 { appendWaiting(record("b", number), to: store) }
         #expect(store.noteCount >= 1)
-        #expect(try file.integer("SELECT count(*) FROM log WHERE session = 'a'") == 0)
+        #expect(try Self.rowCount(of: "a", in: file) == 0)
         #expect(try store.load("a")?.records == [])
         #expect(try store.load("b")?.records.count == 40)
     }

@@ -220,7 +220,8 @@ public final class SQLiteSessionStore: SessionStore {
     /// file after it. (The writer does both by itself, a slice at a time.)
     func noteAndSweepWholeLog() throws(SessionStoreError) {
         try writer.perform(.noteLog(oldest: .max)).get()
-        try writer.perform(.sweepLog(rows: .max, fromStart: true)).get()
+        // The first goes from where the sweep stopped to the end, the second round from the log's beginning.
+        for _ in 1...2 { try writer.perform(.sweepLog(rows: .max)).get() }
     }
 
     /// How many checkpoints the checkpointer's thread ran (0 for a read-only file, which has none).

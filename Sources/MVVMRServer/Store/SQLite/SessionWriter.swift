@@ -20,6 +20,7 @@ final class SessionWriter: @unchecked Sendable {
     private struct Queue {
         var writes: [QueuedWrite] = []
         var isClosing = false
+        /// The thread has done everything it will do (set by the thread itself, last).
         var hasStopped = false
         /// Tests hold the queue to gather requests into one batch.
         var isSuspended = false
@@ -155,8 +156,6 @@ final class SessionWriter: @unchecked Sendable {
         }
         if isFirst {
             pthread_join(thread, nil)
-            queue.withLock { $0.hasStopped = true }
-            queue.broadcast()
         } else {
             queue.withLock(when: { $0.hasStopped }) { _ in }
         }
@@ -198,7 +197,7 @@ final class SessionWriter: @unchecked Sendable {
         database = nil
         // Its last checkpoint finishes first; the file's last connection to close copies what is left.
         checkpointer?.close()
-        // A second `close()` after one from a completion (which joined nothing) waits for this.
+        // A second `close()` waits for this (the first joins the thread, or, from a completion, joins nothing).
         queue.withLock { $0.hasStopped = true }
         queue.broadcast()
     }

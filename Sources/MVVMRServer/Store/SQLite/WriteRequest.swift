@@ -14,8 +14,8 @@ enum WriteRequest: Sendable {
     /// ``LogTail``).
     case noteLog(oldest: Int)
     /// Delete the rows no chain reaches any more among the next rows of the noted log (this many; see
-    /// ``WriterDatabase/sweepLog()``).
-    case sweepLog(rows: Int, fromStart: Bool = false)
+    /// ``WriterDatabase/sweepLog(maximumRows:)``).
+    case sweepLog(rows: Int)
     /// Nothing: completes once everything queued before it has (`flush`).
     case barrier
     /// Run a pragma on the writer's connection and tell its first value (tests read the writer's settings, and

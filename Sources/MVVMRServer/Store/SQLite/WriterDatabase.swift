@@ -52,7 +52,7 @@ final class WriterDatabase {
     /// the rows a reopened file lists in its tail (which leaves out those deleted and those a touch noted).
     var unnotedRowCount: Int { Int(nextSeq - 1 - notedThrough) }
 
-    /// How many rows were appended since the log was last swept (see ``sweepLog()``).
+    /// How many rows were appended since the log was last swept (see ``sweepLog(maximumRows:)``).
     var rowsAppendedSinceSweep: Int { Int(nextSeq - nextSeqAtLastSweep) }
 
     /// The end of a session's chain of records: its last number and its newest row.
@@ -293,8 +293,7 @@ final class WriterDatabase {
         case .noteLog(let count):
             try noteLogInTransaction(oldest: count, changes: &changes)
 
-        case .sweepLog(let rows, let fromStart):
-            if fromStart { changes.sweptThrough = 0 }
+        case .sweepLog(let rows):
             try sweepLogInTransaction(rows: rows, changes: &changes)
 
         case .saveSnapshot(let snapshot, let session):
@@ -311,7 +310,7 @@ final class WriterDatabase {
             try updateSnapshot.bind(snapshot.body, at: 3)
             try updateSnapshot.run()
             // The records it stands for are the chain's oldest: every read of the chain stops at the snapshot's
-            // number, and the sweep deletes their rows later, page by page (see `sweepLog()`).
+            // number, and the sweep deletes their rows later, page by page (see `sweepLog(maximumRows:)`).
             changes.leavesDeadRows = true
 
         case .removeRecords(let numbers, let session):
