@@ -203,7 +203,9 @@ def main():
     parser.add_argument("--kill-nats", choices=("follower", "stream-leader"), default="stream-leader",
                         help="which NATS server is killed: one that leads nothing, or the session stream's leader")
     parser.add_argument("--show-logs", action="store_true", help="print the nodes' log lines at the end")
-    parser.add_argument("--log-level", default="error", help="the nodes' LOG_LEVEL (debug shows restores, takeovers)")
+    parser.add_argument("--log-level", default="debug",
+                        help="the nodes' LOG_LEVEL (debug, the default, keeps restores and takeovers: on a failure the "
+                             "log lines of the sessions it names are printed)")
     args = parser.parse_args()
 
     started = time.monotonic()
@@ -370,8 +372,12 @@ def main():
             built = view_from_events(listener.base, listener.events)
             if built != created["final"]:
                 diverged += 1
+                differing = [f"row {index + 1}: {row.get('count')} against {final.get('count')}"
+                             for index, (row, final) in enumerate(zip(built.get("rows", []), created["final"]["rows"]))
+                             if row != final]
                 problems.append(f"listener of {created['session'][:6]}…: its view is not the final one "
-                                f"({len(listener.events)} events, {listener.reconnects} reconnects)")
+                                f"({len(listener.events)} events, {listener.reconnects} reconnects; "
+                                f"{', '.join(differing[:3]) or 'not a counters view'})")
         total = sum(sum(counts.values()) for counts in acknowledged.values())
         print(f"final views read and compared in {time.monotonic() - checking_started:.1f} s")
         slow_reads = sorted(reads, key=lambda item: -item[1])[:5]
@@ -421,6 +427,16 @@ def main():
             for index, node in enumerate(nodes):
                 for line in node.output:
                     print(f"node {index}: {line.rstrip()[:400]}")
+        elif problems:
+            # What the nodes logged of each session a problem names (restores, takeovers, refusals, requests).
+            named = sorted({found for problem in problems for found in re.findall(r"([A-Za-z0-9_-]{6})…", problem)})
+            for prefix in named[:5]:
+                lines = [(index, line) for index, node in enumerate(nodes) for line in node.output
+                         if f'"{prefix}…"' in line]
+                lines.sort(key=lambda item: item[1])
+                print(f"log lines of session {prefix}… ({len(lines)}):")
+                for index, line in lines[:80]:
+                    print(f"  node {index}: {line.rstrip()[:300]}")
         if proxy_process:
             proxy_process.stop()
         for node in nodes:

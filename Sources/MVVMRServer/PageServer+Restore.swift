@@ -28,17 +28,37 @@ extension PageServer {
         return Int(digest.value % UInt64(count))
     }
 
+    /// How many times a restore loads a session whose log another node wrote to between the load and the claim.
+    static let claimAttempts = 5
+
+    /// `identifier`'s log, claimed for this node (``SessionStore/claim(_:asLoaded:)``), so that the copy restored
+    /// from it starts where the store stands: any other node that held the session (it made it, or served it before
+    /// the balancer sent a request here) can write nothing after it, and drops its copy. Loaded again when another
+    /// node wrote between a load and its claim. Nil when the store has no such session.
+    /// - Throws: `store_unavailable` when the store cannot be read or written, or the log kept changing.
+    private func loadClaimed(_ identifier: String) throws(ProtocolError) -> StoredSession? {
+        for _ in 0..<Self.claimAttempts {
+            var operation = "load"
+            do throws(SessionStoreError) {
+                guard let stored = try store.load(identifier), !stored.records.isEmpty || stored.snapshot != nil else {
+                    return nil
+                }
+                operation = "claim"
+                if try store.claim(identifier, asLoaded: stored) { return stored }
+            } catch {
+                logger.log(.error, "store_unavailable", [("operation", .string(operation)), ("error", .string(error.description))])
+                throw .storeUnavailable
+            }
+            claimsRefused.increment()
+        }
+        logger.log(.warning, "session_claim_contended", [("session", .string(SessionIdentifier.redacted(identifier)))])
+        throw .storeUnavailable
+    }
+
     /// Replays `identifier`'s stored log into a fresh session and makes it live.
     private func restore(_ identifier: String) throws(ProtocolError) -> ServerSession? {
         let started = ContinuousClock.now
-        let stored: StoredSession?
-        do throws(SessionStoreError) {
-            stored = try store.load(identifier)
-        } catch {
-            logger.log(.error, "store_unavailable", [("operation", "load"), ("error", .string(error.description))])
-            throw .storeUnavailable
-        }
-        guard let stored, !stored.records.isEmpty || stored.snapshot != nil else { return nil }
+        guard let stored = try loadClaimed(identifier) else { return nil }
         var snapshot: SessionSnapshot?
         if let storedSnapshot = stored.snapshot {
             do {
@@ -104,9 +124,6 @@ extension PageServer {
             throw .overloaded
         }
         restores.increment()
-        // Any other node that held it (it made the session, or served it before the balancer moved it here) drops
-        // its copy, so that it serves no stale reads.
-        store.announceOwnership(of: identifier)
         let elapsed = ContinuousClock.now - started
         logger.log(
             .debug, "session_restored",

@@ -63,6 +63,9 @@ public final class PageServer: Sendable {
     let restores: Counter
     /// Copies dropped because another node restored their session (`mvvmr_session_takeovers_total`).
     let takeovers: Counter
+    /// Restores that loaded a session again because another node wrote to it between the load and the claim
+    /// (`mvvmr_session_claims_refused_total`).
+    let claimsRefused: Counter
     let passivations: Counter
     let divergences: Counter
     let pageResets: Counter
@@ -129,6 +132,9 @@ public final class PageServer: Sendable {
         restores = metrics.counter("mvvmr_session_restores_total", help: "Sessions restored from the store by replaying their logs.")
         takeovers = metrics.counter(
             "mvvmr_session_takeovers_total", help: "Copies of sessions dropped because another node restored them.")
+        claimsRefused = metrics.counter(
+            "mvvmr_session_claims_refused_total",
+            help: "Restores that loaded a session again because another node wrote to it after it was loaded.")
         passivations = metrics.counter("mvvmr_session_passivations_total", help: "Idle sessions taken out of memory (kept in the store).")
         divergences = metrics.counter(
             "mvvmr_session_divergences_total", help: "Pages whose replay did not match their log (code changed): bound fresh.")

@@ -35,6 +35,40 @@ import Testing
         }
     }
 
+    /// A restore claims the session as it loaded it: refused when another node wrote since the load, and once
+    /// written, every other node's write (or claim) from an older read is refused, while loads read past it.
+    @Test func aClaimIsRefusedAfterAnotherNodesWriteAndThenFencesEveryOtherNodeOut() throws {
+        try withTwoNodes { first, second in
+            for number in 1...3 { #expect(failureKind(appendWaiting(record("c", number), to: first)) == nil) }
+            let stale = try #require(try second.load("c"))
+            #expect(failureKind(appendWaiting(record("c", 4), to: first)) == nil)
+            #expect(try second.claim("c", asLoaded: stale) == false, "the first node wrote record 4 after the load")
+            let fresh = try #require(try second.load("c"))
+            #expect(fresh.records.map(\.number) == [1, 2, 3, 4])
+            #expect(try second.claim("c", asLoaded: fresh))
+            #expect(try second.claim("c", asLoaded: fresh) == false, "a claim is a write: a second one from the same read fails")
+            #expect(
+                failureKind(appendWaiting(record("c", 5), to: first)) == .outOfOrder,
+                "the first node's fence names record 4's message, which is no longer the subject's last")
+            #expect(
+                failureKind(appendWaiting(record("c", 5), to: second)) == nil,
+                "the holder writes on after its claim (having read its fence again after the refused second claim)")
+            // Claims hold no record: both nodes read the same log, and the first node takes the session back.
+            let taken = try #require(try first.load("c"))
+            #expect(taken == StoredSession(snapshot: nil, records: (1...5).map { record("c", $0) }))
+            #expect(try first.claim("c", asLoaded: taken))
+            #expect(failureKind(appendWaiting(record("c", 6), to: second)) == .outOfOrder)
+            #expect(failureKind(appendWaiting(record("c", 6), to: first)) == nil)
+            // A snapshot after claims purges them with the records it stands for; the log still reads whole.
+            try first.saveSnapshot(StoredSnapshot(number: 6, body: Array("{\"s\":6}".utf8)), of: "c")
+            let snapshotted = try #require(try second.load("c"))
+            #expect(snapshotted.snapshot?.number == 6 && snapshotted.records.isEmpty)
+            #expect(try second.claim("c", asLoaded: snapshotted))
+            #expect(failureKind(appendWaiting(record("c", 7), to: second)) == nil)
+            #expect(try first.load("c")?.records.map(\.number) == [7])
+        }
+    }
+
     @Test func twoNodesNeverBothAcceptARecordNumber() throws {
         try withTwoNodes { first, second in
             #expect(failureKind(appendWaiting(record("s", 1), to: first)) == nil)

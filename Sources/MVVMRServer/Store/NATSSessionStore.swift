@@ -236,6 +236,44 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
 
     // MARK: - Ownership
 
+    /// Claims `session` as `stored` shows it (see ``SessionStore/claim(_:asLoaded:)``): writes a claim to its subject,
+    /// fenced on the last message `stored` was read up to, then announces it (``announceOwnership(of:)``). A claim is
+    /// a `remove` message naming no record, with the claiming node's id in `Mvvmr-Owner` (NATSLogFormat), so that a
+    /// node of an earlier version reads it as nothing.
+    /// - Returns: false when the subject has another last message (another node wrote or claimed since the load).
+    public func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool {
+        guard let position = stored.position else {
+            // Not read from this kind of store: nothing to fence on; the notice at least drops other copies.
+            announceOwnership(of: session)
+            return true
+        }
+        let owner = String(decoding: nodeIdentifier, as: UTF8.self)
+        let claimed = try exclusively(session) { (fence: inout NATSFence) throws(SessionStoreError) -> Bool in
+            var claimed = NATSFence(lastNumber: position.lastNumber, floor: position.floor, sequence: position.sequence)
+            if fence.sequence == position.sequence {
+                claimed.activity = fence.activity
+                claimed.recentRecords = fence.recentRecords
+            }
+            do throws(SessionStoreError) {
+                _ = try write(
+                    logSubject(session),
+                    headers: NATSLogFormat.headers(kind: "remove", number: 0, last: position.lastNumber, floor: position.floor)
+                        + [(NATSLogFormat.owner, owner)],
+                    body: [], fence: &claimed)
+            } catch {
+                // Refused: another node wrote since the load. Not answered: it may have been written. Either way this
+                // node reads the fence again before its next write.
+                fence.isStale = true
+                if error.kind == .outOfOrder { return false }
+                throw error
+            }
+            fence = claimed
+            return true
+        }
+        if claimed { announceOwnership(of: session) }
+        return claimed
+    }
+
     /// Publishes, on core NATS, that this node now holds `session` live (`<name>.owner.<session key>`, the node's id
     /// as the payload): the other nodes drop their copies. At most once and not waited for; a node that misses it
     /// serves stale reads until its next write, which the fence refuses.
@@ -710,7 +748,9 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
             }
         }
         noteFence(fence, of: session)
-        return stored
+        return StoredSession(
+            snapshot: stored.snapshot, records: stored.records,
+            position: StoredLogPosition(sequence: last.sequence, lastNumber: fence.lastNumber, floor: fence.floor))
     }
 
     /// Takes a fence read from the stream as this node's when no step of the session is under way or queued.

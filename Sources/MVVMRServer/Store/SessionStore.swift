@@ -37,20 +37,41 @@ public struct StoredSnapshot: Sendable, Equatable {
     }
 }
 
+/// Where a shared store's log of one session ended when it was read: what ``SessionStore/claim(_:asLoaded:)`` must
+/// find unchanged. Opaque outside the store that made it.
+public struct StoredLogPosition: Sendable, Hashable {
+    /// The stream sequence of the log's last message (NATS: the subject's last).
+    let sequence: UInt64
+    /// The highest record number the session had had (the number fence), removed records included.
+    let lastNumber: Int
+    /// The number of the snapshot in force (0: none).
+    let floor: Int
+}
+
 /// What a store holds of one session: its latest snapshot, if any, and every record after it, in order.
 public struct StoredSession: Sendable, Equatable {
     /// The session's latest snapshot; records up to its number are gone.
     public let snapshot: StoredSnapshot?
     /// The records after the snapshot (or all of them), in number order.
     public let records: [StoredRecord]
+    /// Where the log ended when it was read, for a store other nodes share (nil for one a node owns): a restore
+    /// claims the session as of there. Not part of what the session holds: two loads of one log are equal.
+    public let position: StoredLogPosition?
 
     /// A session as loaded.
     /// - Parameters:
     ///   - snapshot: its latest snapshot.
     ///   - records: the records after it, in order.
-    public init(snapshot: StoredSnapshot?, records: [StoredRecord]) {
+    ///   - position: where the log ended when it was read (shared stores).
+    public init(snapshot: StoredSnapshot?, records: [StoredRecord], position: StoredLogPosition? = nil) {
         self.snapshot = snapshot
         self.records = records
+        self.position = position
+    }
+
+    /// Whether both hold the same snapshot and records (wherever they were read).
+    public static func == (left: StoredSession, right: StoredSession) -> Bool {
+        left.snapshot == right.snapshot && left.records == right.records
     }
 
     /// The number of the session's last record (its snapshot's when no record follows it; 0 when empty).
@@ -84,8 +105,8 @@ extension SessionStore {
     /// False: a store in this process or on this machine's disk is this node's alone.
     public var isShared: Bool { false }
 
-    /// Nothing: a store one node owns has no other node to tell.
-    public func announceOwnership(of session: String) {}
+    /// True: a store one node owns has no other node that could have written to the session since it was loaded.
+    public func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool { true }
 
     /// Nothing: a store one node owns has no other node whose announcements could arrive.
     public func observeOwnership(_ handler: @escaping @Sendable (String) -> Void) {}
@@ -215,11 +236,19 @@ public protocol SessionStore: AnyObject, Sendable {
     /// the sessions it holds open with event streams fresh in it, so that no other node expires them.
     var isShared: Bool { get }
 
-    /// Tells the other nodes sharing this store that this node now holds `session` live (it restored it), so that
-    /// they drop their copies of it (see ``observeOwnership(_:)``). At most once, not waited for: a node that misses
-    /// it still cannot accept an input on its stale copy (the fence refuses it), it only serves reads from it.
-    /// - Parameter session: the session's id.
-    func announceOwnership(of session: String)
+    /// Makes this node the holder of `session`, as `stored` (what it just loaded) shows it, before it restores a
+    /// copy from it: false when another node wrote to the session since it was loaded (load it again and claim
+    /// again), true once the claim is written. From then on another node's append to the session, or its own
+    /// claim, fails the fence unless it read the session again after the claim, and the other nodes are told (at
+    /// most once, not waited for) to drop their copies (see ``observeOwnership(_:)``). So a restored copy never
+    /// starts behind the store, which it could otherwise stay, serving stale reads and streams, until its next
+    /// write. A node that misses the notice cannot accept an input on its stale copy either: the fence refuses it.
+    /// - Parameters:
+    ///   - session: the session's id.
+    ///   - stored: what ``load(_:)`` returned for it.
+    /// - Throws: `unavailable` when the store cannot be reached (or did not answer: the claim may have been
+    ///   written; a later load reads it).
+    func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool
 
     /// Calls `handler` with the id of every session another node announced it now holds, so that this node drops
     /// its own copy rather than serve stale reads from it.

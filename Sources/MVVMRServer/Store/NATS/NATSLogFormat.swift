@@ -6,7 +6,10 @@
 /// - `Mvvmr-Number`: the record's number, or the snapshot's (the last record it stands for);
 /// - `Mvvmr-Last`: the highest record number the session has had after this message (the number fence's state:
 ///   removed records still count);
-/// - `Mvvmr-Floor`: the number of the snapshot in force after this message (0: none).
+/// - `Mvvmr-Floor`: the number of the snapshot in force after this message (0: none);
+/// - `Mvvmr-Owner`, on a claim only: the id of the node that claimed the session. A claim is a `remove` naming no
+///   record (an empty payload), written, fenced, by a node that restores the session, so that no other node's
+///   write can follow what it loaded; readers take it as the no-op it is.
 ///
 /// So the last message alone tells a node where the session's fence stands (its stream sequence, `Mvvmr-Last`,
 /// `Mvvmr-Floor`), and the subject's messages, read in order, make the session.
@@ -15,6 +18,7 @@ enum NATSLogFormat {
     static let number = "Mvvmr-Number"
     static let last = "Mvvmr-Last"
     static let floor = "Mvvmr-Floor"
+    static let owner = "Mvvmr-Owner"
 
     /// The key a session id is written as, in subjects and bucket keys: the id itself when it is made of letters,
     /// digits, `-` and `_` only (every id the server makes is) and does not start with `=`; else `=` and the hex of
