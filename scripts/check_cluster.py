@@ -422,6 +422,17 @@ def main():
                 f"+{second} s: {len(items)}" for second, items in sorted(seconds.items())))
         for session, status, answer in errors[:5]:
             problems.append(f"an action of {session[:6]}… was answered {status}: {answer}")
+        # What the live nodes counted: no code changed during the run, so no replay may have diverged.
+        counted = {}
+        for node in nodes[1:]:
+            text = node.request("GET", "/metrics").body.decode()
+            for name in ("divergences", "page_resets", "restores", "takeovers", "claims_refused"):
+                found = re.search(rf"^mvvmr_session_{name}_total (\S+)", text, re.M)
+                counted[name] = counted.get(name, 0) + (int(float(found.group(1))) if found else 0)
+        print("the live nodes counted: " + ", ".join(f"{name} {count}" for name, count in counted.items()))
+        if counted["divergences"] or counted["page_resets"]:
+            problems.append(f"{counted['divergences']} replays diverged and {counted['page_resets']} pages were reset, "
+                            f"with no code changed")
     finally:
         if args.show_logs:
             for index, node in enumerate(nodes):
