@@ -7,7 +7,7 @@ import Testing
 
 /// A NATS store that runs a step of the test's once, right after a load: where another node's write can fall between
 /// a restore's load and the copy it makes from it.
-final class AfterLoadStore: SessionStore {
+final class AfterLoadStore: ForwardingSessionStore {
     let inner: NATSSessionStore
     private let afterLoad = Locked<(@Sendable () -> Void)?>(nil)
 
@@ -16,37 +16,11 @@ final class AfterLoadStore: SessionStore {
     /// Runs `step` after the next load, once.
     func once(afterLoad step: @escaping @Sendable () -> Void) { afterLoad.withLock { $0 = step } }
 
-    var durability: SessionDurability { inner.durability }
-    var keepsSessions: Bool { inner.keepsSessions }
-    var isAvailable: Bool { inner.isAvailable }
-    var isShared: Bool { inner.isShared }
-
-    func append(_ record: StoredRecord, lastActive: Int64, completion: @escaping @Sendable (Result<Void, SessionStoreError>) -> Void) {
-        inner.append(record, lastActive: lastActive, completion: completion)
-    }
     func load(_ session: String) throws(SessionStoreError) -> StoredSession? {
         let loaded = try inner.load(session)
         afterLoad.withLock { step in defer { step = nil }; return step }?()
         return loaded
     }
-    func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool {
-        try inner.claim(session, asLoaded: stored)
-    }
-    func observeOwnership(_ handler: @escaping @Sendable (String) -> Void) { inner.observeOwnership(handler) }
-    func saveSnapshot(_ snapshot: StoredSnapshot, of session: String) throws(SessionStoreError) {
-        try inner.saveSnapshot(snapshot, of: session)
-    }
-    func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError) {
-        try inner.removeRecords(numbers, of: session)
-    }
-    func touch(_ activity: [SessionActivity]) throws(SessionStoreError) { try inner.touch(activity) }
-    func delete(_ session: String) throws(SessionStoreError) { try inner.delete(session) }
-    func sessions(lastActiveBefore time: Int64, limit: Int) throws(SessionStoreError) -> [String] {
-        try inner.sessions(lastActiveBefore: time, limit: limit)
-    }
-    func sessionCount() throws(SessionStoreError) -> Int { try inner.sessionCount() }
-    func flush() { inner.flush() }
-    func close() { inner.close() }
 }
 
 /// Two nodes on one JetStream store: a node that restores a session claims it as it loaded it, so that its copy

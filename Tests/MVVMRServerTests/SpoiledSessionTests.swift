@@ -6,11 +6,12 @@ import Testing
 @testable import MVVMRServer
 
 /// A store that holds every append until the test completes it, and keeps the records it was given.
-final class HeldAppendsStore: SessionStore {
+final class HeldAppendsStore: ForwardingSessionStore {
     typealias Completion = @Sendable (Result<Void, SessionStoreError>) -> Void
 
     private let held = Locked<[(record: StoredRecord, completion: Completion)]>([])
-    private let backing = MemorySessionStore()
+    /// Where everything but appends goes.
+    let inner = MemorySessionStore()
 
     var durability: SessionDurability { .process }
     var keepsSessions: Bool { true }
@@ -30,19 +31,6 @@ final class HeldAppendsStore: SessionStore {
         completion?(outcome)
     }
 
-    func load(_ session: String) throws(SessionStoreError) -> StoredSession? { try backing.load(session) }
-    func saveSnapshot(_ snapshot: StoredSnapshot, of session: String) throws(SessionStoreError) {
-        try backing.saveSnapshot(snapshot, of: session)
-    }
-    func removeRecords(_ numbers: [Int], of session: String) throws(SessionStoreError) {
-        try backing.removeRecords(numbers, of: session)
-    }
-    func touch(_ activity: [SessionActivity]) throws(SessionStoreError) { try backing.touch(activity) }
-    func delete(_ session: String) throws(SessionStoreError) { try backing.delete(session) }
-    func sessions(lastActiveBefore time: Int64, limit: Int) throws(SessionStoreError) -> [String] {
-        try backing.sessions(lastActiveBefore: time, limit: limit)
-    }
-    func sessionCount() throws(SessionStoreError) -> Int { try backing.sessionCount() }
     func flush() {}
     func close() {}
 }
