@@ -69,6 +69,32 @@ import Testing
         }
     }
 
+    /// A copy whose append failed (another node claimed the session) learns of it from the completion, a moment later:
+    /// a record it appends meanwhile must not read the fence again and land after the other node's records, where its
+    /// number may fit. Once its log is read again, the node writes on from there.
+    @Test func aRecordAfterAFailedOneNeverFollowsAnotherNodesRecords() throws {
+        try withTwoNodes { old, new in
+            #expect(failureKind(appendWaiting(record("f", 1), to: old)) == nil)
+            let loaded = try #require(try new.load("f"))
+            #expect(try new.claim("f", asLoaded: loaded))
+            let newSecond = StoredRecord(session: "f", number: 2, body: Array("{\"node\":\"new\"}".utf8))
+            #expect(failureKind(appendWaiting(newSecond, to: new)) == nil)
+            let oldSecond = StoredRecord(session: "f", number: 2, body: Array("{\"node\":\"old\"}".utf8))
+            #expect(failureKind(appendWaiting(oldSecond, to: old)) == .outOfOrder, "the claim fenced the old copy out")
+            #expect(
+                failureKind(appendWaiting(StoredRecord(session: "f", number: 3, body: Array("{\"node\":\"old\"}".utf8)), to: old))
+                    == .outOfOrder,
+                "record 3 of the old copy follows its own record 2, not the new copy's")
+            #expect(try new.load("f")?.records == [record("f", 1), newSecond])
+            #expect(failureKind(appendWaiting(record("f", 3), to: new)) == nil)
+            // Read again, the log is what the old node goes on from (as a restore there would).
+            #expect(try old.load("f")?.records.map(\.number) == [1, 2, 3])
+            #expect(try old.claim("f", asLoaded: try #require(try old.load("f"))))
+            #expect(failureKind(appendWaiting(record("f", 4), to: old)) == nil)
+            #expect(try new.load("f")?.records == [record("f", 1), newSecond, record("f", 3), record("f", 4)])
+        }
+    }
+
     @Test func twoNodesNeverBothAcceptARecordNumber() throws {
         try withTwoNodes { first, second in
             #expect(failureKind(appendWaiting(record("s", 1), to: first)) == nil)
@@ -240,6 +266,9 @@ import Testing
 
         try server.start()
         #expect(waitUntil(seconds: 15) { store.isAvailable }, "the store reconnects by itself")
+        // After a failed append the session's later records are refused until its log is read again, as a restore does.
+        #expect(failureKind(appendWaiting(record("a", 3), to: store)) == .outOfOrder, "record 3 would follow a failed one")
+        #expect(try store.load("a")?.records.map(\.number) == [1])
         #expect(failureKind(appendWaiting(record("a", 2), to: store)) == nil, "record 2 was not stored: it is appended now")
         #expect(failureKind(appendWaiting(record("a", 3), to: store)) == nil)
         #expect(try store.load("a")?.records.map(\.number) == [1, 2, 3])

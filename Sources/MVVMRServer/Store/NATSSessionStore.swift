@@ -163,7 +163,22 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         var activeCalls = 0
         var isClosing = false
         var isClosed = false
+        /// Sessions an append of which failed: the lowest such record's number, and when. Their appends of later
+        /// numbers fail too until their log is read again (``load(_:)``). See ``failedAppendMemory``.
+        var failedSessions: [String: FailedAppend] = [:]
     }
+
+    /// A session's failed append: its record's number, and when it failed.
+    private struct FailedAppend {
+        let number: Int
+        let time: ContinuousClock.Instant
+    }
+
+    /// How long a session whose append failed refuses its later appends unless its log is read again. Its copy learns
+    /// of the failure only from the completion, a moment later, and stops appending then; an append queued in that
+    /// moment must not read the fence again: after another node's records its number could fit, and this copy's
+    /// record (made from a state the log does not hold) would go into the log after them.
+    static let failedAppendMemory: Duration = .seconds(30)
 
     /// How many sessions' fences a node keeps at most; past it, idle ones are forgotten (and read again when used).
     static let maxTrackedSessions = 100_000
@@ -255,11 +270,17 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                 claimed.recentRecords = fence.recentRecords
             }
             do throws(SessionStoreError) {
-                _ = try write(
-                    logSubject(session),
+                let subject = logSubject(session)
+                let sequence = try write(
+                    subject,
                     headers: NATSLogFormat.headers(kind: "remove", number: 0, last: position.lastNumber, floor: position.floor)
-                        + [(NATSLogFormat.owner, owner)],
+                        + [(NATSLogFormat.owner, owner), (NATSLogFormat.previous, String(position.sequence))],
                     body: [], fence: &claimed)
+                // nats-server before 2.9.21 may store a write that names the same last message as this one, at the same
+                // moment (see `NATSLogFormat`). One that came before the claim makes it void: load again.
+                if try client.nextMessage(in: client.streamName, on: subject, from: position.sequence + 1)?.sequence != sequence {
+                    throw SessionStoreError.outOfOrder("another write of session \(session) came between its load and its claim")
+                }
             } catch {
                 // Refused: another node wrote since the load. Not answered: it may have been written. Either way this
                 // node reads the fence again before its next write.
@@ -359,6 +380,18 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                 turn.granted = true
                 return
             case .append(let pending):
+                if let failed = state.failedSessions[session] {
+                    if ContinuousClock.now - failed.time >= failedAppendMemory {
+                        state.failedSessions[session] = nil
+                    } else if pending.record.number > failed.number {
+                        chain.waiting.removeFirst()
+                        pending.outcome = .failure(
+                            .outOfOrder(
+                                "record \(pending.record.number) of session \(session) follows a failed append; "
+                                    + "the session's log must be read again first"))
+                        continue
+                    }
+                }
                 guard let fence = chain.fence else {
                     if pending.record.number == 1 {
                         // Record 1 expects no message on the subject: no need to read where the fence stands.
@@ -372,6 +405,7 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                 chain.waiting.removeFirst()
                 if let refusal = SessionFence.refusal(toAppend: pending.record, after: fence.lastNumber) {
                     pending.outcome = .failure(refusal)
+                    noteFailedAppend(pending.record.number, of: session, in: &state)
                     continue
                 }
                 chain.busy = true
@@ -507,8 +541,10 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         if let failure = pending.recordFailure ?? (pending.storedSequence == nil ? SessionStoreError(.unavailable, "no sequence") : nil) {
             pending.outcome = .failure(failure)
             // Whether it was stored is not known (a timeout), or another node wrote (the fence): read it again before
-            // the next write. The session's later appends cannot follow a record that failed.
+            // the next write. The session's later appends cannot follow a record that failed, nor may one queued
+            // before its copy learns of the failure (`failedSessions`).
             chain.fence = nil
+            noteFailedAppend(pending.record.number, of: session, in: &state)
             let kind = failure.kind
             chain.waiting.removeAll { step in
                 guard case .append(let later) = step else { return false }
@@ -544,6 +580,17 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         advance(session, in: &state, work: &work)
     }
 
+    /// Remembers that the append of record `number` of `session` failed (see ``State/failedSessions``); past
+    /// ``maxTrackedSessions`` sessions, those remembered longer than ``failedAppendMemory`` are forgotten first.
+    private static func noteFailedAppend(_ number: Int, of session: String, in state: inout State) {
+        let now = ContinuousClock.now
+        if state.failedSessions.count >= maxTrackedSessions {
+            state.failedSessions = state.failedSessions.filter { now - $0.value.time < failedAppendMemory }
+        }
+        let lowest = min(number, state.failedSessions[session]?.number ?? number)
+        state.failedSessions[session] = FailedAppend(number: lowest, time: now)
+    }
+
     /// Reads where a session's fence stands (its subject's last message), for its next step.
     private func readFence(_ session: String) -> [Work] {
         let result: Result<NATSFence, SessionStoreError>
@@ -558,11 +605,14 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
             switch result {
             case .success(let fence): chain.fence = fence
             case .failure(let error):
+                var lowest: Int?
                 chain.waiting.removeAll { step in
                     guard case .append(let pending) = step else { return false }
                     pending.outcome = .failure(error)
+                    lowest = min(lowest ?? pending.record.number, pending.record.number)
                     return true
                 }
+                if let lowest { Self.noteFailedAppend(lowest, of: session, in: &state) }
             }
             state.chains[session] = chain
             var work: [Work] = []
@@ -573,7 +623,21 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
 
     private func fenceFromStream(_ session: String) throws(SessionStoreError) -> NATSFence {
         guard client.isConnected else { throw SessionStoreError(.unavailable, "NATS is not connected") }
-        guard let last = try client.lastMessage(on: logSubject(session)) else { return .absent }
+        let subject = logSubject(session)
+        guard let last = try client.lastMessage(on: subject) else { return .absent }
+        if NATSLogFormat.isClaim(last), let named = last.headers[NATSLogFormat.previous].flatMap({ UInt64($0) }),
+            try client.nextMessage(in: client.streamName, on: subject, from: named + 1)?.sequence != last.sequence
+        {
+            // A void claim (another write came between it and what it names, see `NATSLogFormat`): its headers are not
+            // the chain's. The whole log says where the chain stands (rare: the claiming node loads and claims again).
+            let messages = try logMessages(on: subject, through: last)
+            guard messages.last?.sequence == last.sequence,
+                let (_, fence) = try NATSLogFormat.session(session, from: messages, through: try NATSLogFormat.fence(after: last))
+            else {
+                throw SessionStoreError(.unavailable, "the log of session \(session) changed while its fence was read")
+            }
+            return fence
+        }
         return try NATSLogFormat.fence(after: last)
     }
 
@@ -740,13 +804,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     private func session(_ session: String, from messages: [NATSStreamMessage], last: NATSStreamMessage) throws(SessionStoreError)
         -> StoredSession?
     {
-        var fence = try NATSLogFormat.fence(after: last)
-        guard let stored = try NATSLogFormat.session(session, from: messages, through: fence) else { return nil }
-        for message in messages.suffix(NATSFence.recentLimit) where message.headers[NATSLogFormat.kind] == "record" {
-            if let number = message.headers[NATSLogFormat.number].flatMap({ Int($0) }), number > fence.floor {
-                fence.noteRecord(number, at: message.sequence)
-            }
-        }
+        guard let (stored, fence) = try NATSLogFormat.session(session, from: messages, through: try NATSLogFormat.fence(after: last))
+        else { return nil }
         noteFence(fence, of: session)
         return StoredSession(
             snapshot: stored.snapshot, records: stored.records,
@@ -756,6 +815,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     /// Takes a fence read from the stream as this node's when no step of the session is under way or queued.
     private func noteFence(_ fence: NATSFence, of session: String) {
         state.withLock { state in
+            // Its log was read: what is appended next is made from it.
+            state.failedSessions[session] = nil
             guard var chain = state.chains[session] else {
                 if state.chains.count < Self.maxTrackedSessions, fence.exists { state.chains[session] = Chain(fence: fence) }
                 return

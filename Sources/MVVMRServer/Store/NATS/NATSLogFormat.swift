@@ -9,16 +9,40 @@
 /// - `Mvvmr-Floor`: the number of the snapshot in force after this message (0: none);
 /// - `Mvvmr-Owner`, on a claim only: the id of the node that claimed the session. A claim is a `remove` naming no
 ///   record (an empty payload), written, fenced, by a node that restores the session, so that no other node's
-///   write can follow what it loaded; readers take it as the no-op it is.
+///   write can follow what it loaded; readers take it as the no-op it is;
+/// - `Mvvmr-Previous`, on a claim only: the stream sequence of the subject's last message as the claiming node read
+///   it.
 ///
 /// So the last message alone tells a node where the session's fence stands (its stream sequence, `Mvvmr-Last`,
 /// `Mvvmr-Floor`), and the subject's messages, read in order, make the session.
+///
+/// **When the fence lets two writes through.** nats-server before 2.9.21 checks `Nats-Expected-Last-Subject-Sequence`
+/// of a replicated stream before the write is agreed on, not as part of it (nats-server issue #4320): two writes
+/// that name the same last message, a few milliseconds apart, may both be stored. On this store that happens when a
+/// node claims a session at the moment its old copy on another node writes (a topic message reaches both at once).
+/// Readers therefore take a log as the one chain the fence meant: a record whose number does not follow the chain's
+/// last is void, and so is a claim that does not directly follow the message it names (another write came between:
+/// the claiming node sees that, loads again and claims again). So one of two such writes is void, as the fence
+/// would have made it, and what the claiming node then writes follows what the log holds.
 enum NATSLogFormat {
     static let kind = "Mvvmr-Kind"
     static let number = "Mvvmr-Number"
     static let last = "Mvvmr-Last"
     static let floor = "Mvvmr-Floor"
     static let owner = "Mvvmr-Owner"
+    static let previous = "Mvvmr-Previous"
+
+    /// Whether `message` is a claim (see the type's notes).
+    static func isClaim(_ message: NATSStreamMessage) -> Bool {
+        message.headers[kind] == "remove" && message.headers[owner] != nil
+    }
+
+    /// Whether `claim` is void: it names a previous message other than `preceding`, the one before it on its
+    /// subject (nil: none was read before it). A claim without the header (an older node's) stands.
+    static func isVoidClaim(_ claim: NATSStreamMessage, after preceding: NATSStreamMessage?) -> Bool {
+        guard let named = claim.headers[previous].flatMap({ UInt64($0) }) else { return false }
+        return named != (preceding?.sequence ?? 0)
+    }
 
     /// The key a session id is written as, in subjects and bucket keys: the id itself when it is made of letters,
     /// digits, `-` and `_` only (every id the server makes is) and does not start with `=`; else `=` and the hex of
@@ -111,40 +135,66 @@ enum NATSLogFormat {
     }
 
     /// The session a subject's messages make, in stream order: the latest snapshot, and the records after it that no
-    /// later `remove` took away. Nil when the messages are not the whole log up to the fence `through` stands for
-    /// (another node's snapshot purged some while they were read): every record after the snapshot in force is a
-    /// message of its own, removed or not, so each number from the snapshot's to the fence's last must be there.
+    /// later `remove` took away; void writes (see the type's notes) are left out. Also where its fence stands: the
+    /// chain's last number and snapshot, at the sequence of the last message (which the next write must name), with
+    /// the sequences of its latest records. Nil when the messages are not the whole log up to the fence `through`
+    /// stands for (another node's snapshot purged some while they were read): every record after the snapshot in
+    /// force is a message of its own, removed or not, so each number from the snapshot's to the chain's last must be
+    /// there.
     static func session(_ id: String, from messages: [NATSStreamMessage], through fence: NATSFence) throws(SessionStoreError)
-        -> StoredSession?
+        -> (session: StoredSession, fence: NATSFence)?
     {
         var snapshot: StoredSnapshot?
         var records: [StoredRecord] = []
         var seen = Set<Int>()
+        // The number of the chain's last record (nil until the first message read: what came before may be purged).
+        var chainLast: Int?
+        var recent: [NATSRecordSequence] = []
+        var preceding: NATSStreamMessage?
         for message in messages {
-            guard let number = message.headers[Self.number].flatMap({ Int($0) }) else {
+            defer { preceding = message }
+            guard let number = message.headers[Self.number].flatMap({ Int($0) }),
+                let last = message.headers[Self.last].flatMap({ Int($0) })
+            else {
                 throw SessionStoreError(.unavailable, "a message of \(message.subject) without the store's headers")
             }
             switch message.headers[Self.kind] {
             case "record":
+                // A second write of a number the chain has (or one past a gap) got through the fence: it is void.
+                if let chainLast, number != chainLast + 1 { continue }
+                chainLast = number
                 seen.insert(number)
+                recent.append(NATSRecordSequence(number: number, sequence: message.sequence))
                 if number > (snapshot?.number ?? 0) {
                     records.append(StoredRecord(session: id, number: number, body: message.body))
                 }
             case "snapshot":
                 snapshot = StoredSnapshot(number: number, body: message.body)
                 records.removeAll { $0.number <= number }
+                chainLast = max(chainLast ?? last, number)
             case "remove":
+                if isClaim(message) {
+                    if isVoidClaim(message, after: preceding) { continue }
+                    chainLast = chainLast ?? last
+                    continue
+                }
                 let removed = numbers(inList: message.body)
                 records.removeAll { removed.contains($0.number) }
+                chainLast = chainLast ?? last
             default:
                 throw SessionStoreError(.unavailable, "a message of \(message.subject) of an unknown kind")
             }
         }
         let floor = snapshot?.number ?? 0
-        guard floor == fence.floor, floor >= fence.lastNumber || (floor + 1...fence.lastNumber).allSatisfy(seen.contains) else {
+        let lastNumber = chainLast ?? fence.lastNumber
+        guard floor == fence.floor, floor >= lastNumber || (floor + 1...lastNumber).allSatisfy(seen.contains) else {
             return nil
         }
-        return StoredSession(snapshot: snapshot, records: records)
+        var chainFence = NATSFence(lastNumber: lastNumber, floor: floor, sequence: messages.last?.sequence ?? fence.sequence)
+        for entry in recent.suffix(NATSFence.recentLimit) where entry.number > floor {
+            chainFence.noteRecord(entry.number, at: entry.sequence)
+        }
+        return (StoredSession(snapshot: snapshot, records: records), chainFence)
     }
 }
 
