@@ -92,9 +92,10 @@ extension PageServer {
         for unit in report.divergedUnits {
             let capped = report.cappedUnits.contains(unit)
             (capped ? pageResets : divergences).increment()
-            logger.log(
-                .warning, capped ? "session_page_log_capped" : "session_page_diverged",
-                [("session", .string(SessionIdentifier.redacted(identifier))), ("unit", .string(unit))])
+            var fields: [(String, JSONValue)] = [("session", .string(SessionIdentifier.redacted(identifier))), ("unit", .string(unit))]
+            // Where the replay first came out differently: the record to look at in the session's log.
+            if !capped, let first = report.mismatchedRecords.first { fields.append(("record", .int(first))) }
+            logger.log(.warning, capped ? "session_page_log_capped" : "session_page_diverged", fields)
             do throws(PageError) {
                 try session.pages.rebind(unit)
             } catch {
