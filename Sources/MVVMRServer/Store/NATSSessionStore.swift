@@ -404,8 +404,9 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                 }
                 chain.waiting.removeFirst()
                 if let refusal = SessionFence.refusal(toAppend: pending.record, after: fence.lastNumber) {
+                    // Refused against a fence this node knows, before anything was written: the fence stays as it
+                    // is, and so may the session's next record (unlike after a failed write, see `failedSessions`).
                     pending.outcome = .failure(refusal)
-                    noteFailedAppend(pending.record.number, of: session, in: &state)
                     continue
                 }
                 chain.busy = true
