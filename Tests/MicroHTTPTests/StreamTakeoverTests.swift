@@ -450,14 +450,21 @@ private func openStream(port: Int) throws -> RawConnection {
             for client in try await blocking(open) { client.connection.close() }
             #expect(await eventually { server.openStreamCount == 0 })
             route.streams.value = []
-            try await Task.sleep(for: .milliseconds(300))
-            let before = residentBytes()
-            let clients = try await blocking(open)
-            defer { for client in clients { client.connection.close() } }
-            #expect(await eventually { server.openStreamCount == count })
-            try await Task.sleep(for: .milliseconds(300))  // every connection the library had is cleaned up
-            let perStream = (residentBytes() - before) / count
-            #expect(before > 0)
+            // The process's RSS also grows with what other suites allocate meanwhile (only ever up): the least of up to
+            // three measures counts. A stream that kept its pool (68 KiB) would be over the bound in every one.
+            var perStream = Int.max
+            for _ in 0..<3 where perStream >= 8 * 1024 {
+                try await Task.sleep(for: .milliseconds(300))
+                let before = residentBytes()
+                #expect(before > 0)
+                let clients = try await blocking(open)
+                #expect(await eventually { server.openStreamCount == count })
+                try await Task.sleep(for: .milliseconds(300))  // every connection the library had is cleaned up
+                perStream = min(perStream, (residentBytes() - before) / count)
+                for client in clients { client.connection.close() }
+                #expect(await eventually { server.openStreamCount == 0 })
+                route.streams.value = []
+            }
             #expect(perStream < 8 * 1024, "\(perStream) bytes of RSS per idle stream")
         }
     }
