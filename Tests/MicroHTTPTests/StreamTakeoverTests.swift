@@ -163,12 +163,14 @@ private func openStream(port: Int) throws -> RawConnection {
             let port = server.port
             let reader = Task {
                 try await blocking { () throws -> (ResponseHead, [ReceivedBlock], Bool) in
-                    let client = try EventStreamClient(port: port, target: "/events")
+                    let client = try EventStreamClient(port: port, target: "/events", timeout: .seconds(30))
                     defer { client.connection.close() }
                     return (client.head, try client.readToEnd(), client.ended)
                 }
             }
-            #expect(await eventually { streams.value.count == 1 })
+            // The handler runs on the cooperative pool, which the suites starting all at once keep busy on a slow
+            // machine (one clean-clone run: over 10 s before its task ran).
+            #expect(await eventually(timeout: .seconds(30)) { streams.value.count == 1 })
             #expect(await eventually { server.openStreamCount == 1 })
             streams.value.first?.close()
             let (head, blocks, ended) = try await reader.value
