@@ -61,6 +61,21 @@ import Testing
         #expect(fence.lastNumber == 3 && fence.sequence == 4)
     }
 
+    /// Another node's snapshot purged records while they were read: the records read skip some numbers, and the
+    /// read is not whole (the store reads again), though the snapshot read last stands for fewer than were lost.
+    @Test func aGapInTheRecordsReadIsAPurgeUnderTheRead() throws {
+        var snapshotHeaders = Dictionary(uniqueKeysWithValues: NATSLogFormat.headers(kind: "snapshot", number: 5, last: 10, floor: 5))
+        snapshotHeaders[NATSLogFormat.kind] = "snapshot"
+        let snapshot = NATSStreamMessage(sequence: 11, subject: Self.subject, headers: snapshotHeaders, body: Array("{}".utf8))
+        let purgedUnderTheRead = [record(1, at: 1), record(2, at: 2)] + (6...10).map { record($0, at: UInt64($0)) } + [snapshot]
+        #expect(try NATSLogFormat.session("s", from: purgedUnderTheRead, through: try NATSLogFormat.fence(after: snapshot)) == nil)
+        // Read again after the purge: the snapshot's records and the ones after it.
+        let (session, fence) = try read((6...10).map { record($0, at: UInt64($0)) } + [snapshot])
+        #expect(session.snapshot?.number == 5)
+        #expect(session.records.map(\.number) == [6, 7, 8, 9, 10])
+        #expect(fence.lastNumber == 10 && fence.floor == 5)
+    }
+
     /// A claim of an older node (no `Mvvmr-Previous`) stands as before.
     @Test func aClaimWithoutThePreviousHeaderStands() throws {
         var old = claim(at: 3, previous: 0, last: 2)

@@ -87,9 +87,10 @@ import Testing
                 "record 3 of the old copy follows its own record 2, not the new copy's")
             #expect(try new.load("f")?.records == [record("f", 1), newSecond])
             #expect(failureKind(appendWaiting(record("f", 3), to: new)) == nil)
-            // Read again, the log is what the old node goes on from (as a restore there would).
-            #expect(try old.load("f")?.records.map(\.number) == [1, 2, 3])
-            #expect(try old.claim("f", asLoaded: try #require(try old.load("f"))))
+            // Restored there (loaded and claimed), the log is what the old node goes on from.
+            let reloaded = try #require(try old.load("f"))
+            #expect(reloaded.records.map(\.number) == [1, 2, 3])
+            #expect(try old.claim("f", asLoaded: reloaded))
             #expect(failureKind(appendWaiting(record("f", 4), to: old)) == nil)
             #expect(try new.load("f")?.records == [record("f", 1), newSecond, record("f", 3), record("f", 4)])
         }

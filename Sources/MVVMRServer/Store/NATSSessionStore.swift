@@ -17,7 +17,8 @@ import Locking
 /// **The fence.** Every write to a session's subject names the subject's last stream sequence as this node knows it
 /// (JetStream's `Nats-Expected-Last-Subject-Sequence`; record 1 expects no message at all). JetStream refuses it when
 /// another node wrote meanwhile, and the write completes `outOfOrder` with nothing written: of two nodes appending
-/// the same session, exactly one wins each record number. The loser forgets where the session stands and reads it
+/// the same session, exactly one wins each record number (on nats-server before 2.9.21 two writes a few
+/// milliseconds apart may both be stored; readers then take the first, see ``NATSLogFormat``). The loser forgets where the session stands and reads it
 /// again from the stream (its server restores the session there on the next request). The numbers are checked too,
 /// as every store does (``SessionFence``), against the last message's `Mvvmr-Last`.
 ///
@@ -34,7 +35,8 @@ import Locking
 ///
 /// **Reading.** `load` asks the stream's leader for the subject's last message (where the fence stands; a direct get
 /// could be answered by a lagging replica), then reads the subject's messages up to it with an ordered consumer; a
-/// read that another node's snapshot purged under (not the whole log up to that message) is read again. `sessions(lastActiveBefore:limit:)` reads the whole activity bucket;
+/// read that another node's snapshot purged under (not the whole log up to that message, or a gap in its records)
+/// is read again. `sessions(lastActiveBefore:limit:)` reads the whole activity bucket;
 /// `sessionCount()` is the bucket's message count.
 ///
 /// **Outages.** The connection reconnects by itself, forever, every half second. While it is down, appends complete
@@ -164,7 +166,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         var isClosing = false
         var isClosed = false
         /// Sessions an append of which failed: the lowest such record's number, and when. Their appends of later
-        /// numbers fail too until their log is read again (``load(_:)``). See ``failedAppendMemory``.
+        /// numbers fail too until their log is read again with nothing of theirs queued (``load(_:)``), or this
+        /// node claims or deletes them. See ``failedAppendMemory``.
         var failedSessions: [String: FailedAppend] = [:]
     }
 
@@ -255,7 +258,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     /// fenced on the last message `stored` was read up to, then announces it (``announceOwnership(of:)``). A claim is
     /// a `remove` message naming no record, with the claiming node's id in `Mvvmr-Owner` (NATSLogFormat), so that a
     /// node of an earlier version reads it as nothing.
-    /// - Returns: false when the subject has another last message (another node wrote or claimed since the load).
+    /// - Returns: false when the subject has another last message (another node wrote or claimed since the load), or
+    ///   when another write came between the load and the claim all the same (see ``NATSLogFormat``).
     public func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool {
         guard let position = stored.position else {
             // Not read from this kind of store: nothing to fence on; the notice at least drops other copies.
@@ -289,6 +293,9 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                 throw error
             }
             fence = claimed
+            // This node holds the session from what it read: its next records follow that (and any append of an
+            // earlier copy still queued ran before this turn).
+            state.withLock { $0.failedSessions[session] = nil }
             return true
         }
         if claimed { announceOwnership(of: session) }
@@ -582,11 +589,14 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     }
 
     /// Remembers that the append of record `number` of `session` failed (see ``State/failedSessions``); past
-    /// ``maxTrackedSessions`` sessions, those remembered longer than ``failedAppendMemory`` are forgotten first.
+    /// ``maxTrackedSessions`` sessions, those remembered longer than ``failedAppendMemory`` are forgotten first, and
+    /// all of them when that is not enough (an outage that fails more sessions than that at once), so that the map
+    /// stays bounded and is filtered once per that many failures at most.
     private static func noteFailedAppend(_ number: Int, of session: String, in state: inout State) {
         let now = ContinuousClock.now
         if state.failedSessions.count >= maxTrackedSessions {
             state.failedSessions = state.failedSessions.filter { now - $0.value.time < failedAppendMemory }
+            if state.failedSessions.count >= maxTrackedSessions / 2 { state.failedSessions = [:] }
         }
         let lowest = min(number, state.failedSessions[session]?.number ?? number)
         state.failedSessions[session] = FailedAppend(number: lowest, time: now)
@@ -816,13 +826,15 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     /// Takes a fence read from the stream as this node's when no step of the session is under way or queued.
     private func noteFence(_ fence: NATSFence, of session: String) {
         state.withLock { state in
-            // Its log was read: what is appended next is made from it.
-            state.failedSessions[session] = nil
             guard var chain = state.chains[session] else {
+                // Nothing of the session is queued here: what it appends next is made from what was read.
+                state.failedSessions[session] = nil
                 if state.chains.count < Self.maxTrackedSessions, fence.exists { state.chains[session] = Chain(fence: fence) }
                 return
             }
+            // An append queued before the read (an earlier copy's) keeps the session's failed mark, if any.
             guard !chain.busy, chain.waiting.isEmpty else { return }
+            state.failedSessions[session] = nil
             var fence = fence
             if let known = chain.fence, known.sequence == fence.sequence {
                 fence.activity = known.activity
@@ -950,6 +962,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
             fence.isStale = true
             try client.purge(client.streamName, subject: logSubject(session))
             fence = .absent
+            // A session made again under this id starts from nothing.
+            state.withLock { $0.failedSessions[session] = nil }
             try client.purge(client.bucketStreamName, subject: activitySubject(session))
         }
     }

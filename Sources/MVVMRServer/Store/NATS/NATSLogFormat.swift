@@ -14,7 +14,7 @@
 ///   it.
 ///
 /// So the last message alone tells a node where the session's fence stands (its stream sequence, `Mvvmr-Last`,
-/// `Mvvmr-Floor`), and the subject's messages, read in order, make the session.
+/// `Mvvmr-Floor`; unless it is a void claim, below), and the subject's messages, read in order, make the session.
 ///
 /// **When the fence lets two writes through.** nats-server before 2.9.21 checks `Nats-Expected-Last-Subject-Sequence`
 /// of a replicated stream before the write is agreed on, not as part of it (nats-server issue #4320): two writes
@@ -23,13 +23,17 @@
 /// Readers therefore take a log as the one chain the fence meant: a record whose number does not follow the chain's
 /// last is void, and so is a claim that does not directly follow the message it names (another write came between:
 /// the claiming node sees that, loads again and claims again). So one of two such writes is void, as the fence
-/// would have made it, and what the claiming node then writes follows what the log holds.
+/// would have made it, and what the claiming node then writes follows what the log holds. (Not every case: when
+/// the old copy's write is still being agreed on while the claiming node checks its claim and writes its first
+/// record, that record is the void one, though acknowledged; replay then finds the pages' digests different and
+/// binds them fresh. nats-server 2.9.21 and later serialize the check and none of this happens.)
 enum NATSLogFormat {
     static let kind = "Mvvmr-Kind"
     static let number = "Mvvmr-Number"
     static let last = "Mvvmr-Last"
     static let floor = "Mvvmr-Floor"
     static let owner = "Mvvmr-Owner"
+    /// On a claim: the stream sequence of the message it was fenced on.
     static let previous = "Mvvmr-Previous"
 
     /// Whether `message` is a claim (see the type's notes).
@@ -139,8 +143,9 @@ enum NATSLogFormat {
     /// chain's last number and snapshot, at the sequence of the last message (which the next write must name), with
     /// the sequences of its latest records. Nil when the messages are not the whole log up to the fence `through`
     /// stands for (another node's snapshot purged some while they were read): every record after the snapshot in
-    /// force is a message of its own, removed or not, so each number from the snapshot's to the chain's last must be
-    /// there.
+    /// force is a message of its own, removed or not, so the records read must follow each other without a gap,
+    /// and each number from the snapshot's to the chain's last (at least the last message's `Mvvmr-Last`, unless
+    /// that message is a void claim) must be there.
     static func session(_ id: String, from messages: [NATSStreamMessage], through fence: NATSFence) throws(SessionStoreError)
         -> (session: StoredSession, fence: NATSFence)?
     {
@@ -160,8 +165,12 @@ enum NATSLogFormat {
             }
             switch message.headers[Self.kind] {
             case "record":
-                // A second write of a number the chain has (or one past a gap) got through the fence: it is void.
-                if let chainLast, number != chainLast + 1 { continue }
+                if let chainLast {
+                    // A second write of a number the chain has got through the fence: it is void.
+                    if number <= chainLast { continue }
+                    // A gap: messages between were purged while these were read (another node's snapshot). Read again.
+                    if number > chainLast + 1 { return nil }
+                }
                 chainLast = number
                 seen.insert(number)
                 recent.append(NATSRecordSequence(number: number, sequence: message.sequence))
@@ -186,7 +195,12 @@ enum NATSLogFormat {
             }
         }
         let floor = snapshot?.number ?? 0
-        let lastNumber = chainLast ?? fence.lastNumber
+        // The last message's own `Mvvmr-Last` counts too (a read that lost the records after a snapshot to a purge
+        // still ends at that message), unless it is a void claim, whose header is not the chain's.
+        let lastIsVoidClaim = messages.last.map { last in
+            isClaim(last) && isVoidClaim(last, after: messages.dropLast().last)
+        } ?? false
+        let lastNumber = max(chainLast ?? fence.lastNumber, lastIsVoidClaim ? 0 : fence.lastNumber)
         guard floor == fence.floor, floor >= lastNumber || (floor + 1...lastNumber).allSatisfy(seen.contains) else {
             return nil
         }
