@@ -282,7 +282,7 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                     body: [], fence: &claimed)
                 // nats-server before 2.9.21 may store a write that names the same last message as this one, at the same
                 // moment (see `NATSLogFormat`). One that came before the claim makes it void: load again.
-                if try client.nextMessage(in: client.streamName, on: subject, from: position.sequence + 1)?.sequence != sequence {
+                if try !message(at: sequence, directlyFollows: position.sequence, on: subject) {
                     throw SessionStoreError.outOfOrder("another write of session \(session) came between its load and its claim")
                 }
             } catch {
@@ -632,12 +632,20 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         }
     }
 
+    /// Whether the message at `sequence` is the first on `subject` after `previous`: a claim that is not came after
+    /// another write that got through the fence with it (see ``NATSLogFormat``). One message get, asked of the leader.
+    private func message(at sequence: UInt64, directlyFollows previous: UInt64, on subject: String) throws(SessionStoreError)
+        -> Bool
+    {
+        try client.nextMessage(in: client.streamName, on: subject, from: previous + 1)?.sequence == sequence
+    }
+
     private func fenceFromStream(_ session: String) throws(SessionStoreError) -> NATSFence {
         guard client.isConnected else { throw SessionStoreError(.unavailable, "NATS is not connected") }
         let subject = logSubject(session)
         guard let last = try client.lastMessage(on: subject) else { return .absent }
         if NATSLogFormat.isClaim(last), let named = last.headers[NATSLogFormat.previous].flatMap({ UInt64($0) }),
-            try client.nextMessage(in: client.streamName, on: subject, from: named + 1)?.sequence != last.sequence
+            try !message(at: last.sequence, directlyFollows: named, on: subject)
         {
             // A void claim (another write came between it and what it names, see `NATSLogFormat`): its headers are not
             // the chain's. The whole log says where the chain stands (rare: the claiming node loads and claims again).

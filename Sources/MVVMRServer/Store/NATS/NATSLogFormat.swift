@@ -156,8 +156,11 @@ enum NATSLogFormat {
         var chainLast: Int?
         var recent: [NATSRecordSequence] = []
         var preceding: NATSStreamMessage?
+        // Whether the message just read was a void claim (for the last one: its `Mvvmr-Last` is not the chain's).
+        var lastIsVoidClaim = false
         for message in messages {
             defer { preceding = message }
+            lastIsVoidClaim = false
             guard let number = message.headers[Self.number].flatMap({ Int($0) }),
                 let last = message.headers[Self.last].flatMap({ Int($0) })
             else {
@@ -183,8 +186,8 @@ enum NATSLogFormat {
                 chainLast = max(chainLast ?? last, number)
             case "remove":
                 if isClaim(message) {
-                    if isVoidClaim(message, after: preceding) { continue }
-                    chainLast = chainLast ?? last
+                    lastIsVoidClaim = isVoidClaim(message, after: preceding)
+                    if !lastIsVoidClaim { chainLast = chainLast ?? last }
                     continue
                 }
                 let removed = numbers(inList: message.body)
@@ -197,9 +200,6 @@ enum NATSLogFormat {
         let floor = snapshot?.number ?? 0
         // The last message's own `Mvvmr-Last` counts too (a read that lost the records after a snapshot to a purge
         // still ends at that message), unless it is a void claim, whose header is not the chain's.
-        let lastIsVoidClaim = messages.last.map { last in
-            isClaim(last) && isVoidClaim(last, after: messages.dropLast().last)
-        } ?? false
         let lastNumber = max(chainLast ?? fence.lastNumber, lastIsVoidClaim ? 0 : fence.lastNumber)
         guard floor == fence.floor, floor >= lastNumber || (floor + 1...lastNumber).allSatisfy(seen.contains) else {
             return nil
