@@ -159,7 +159,7 @@ func exchange(
         server = try TestServer(port: port, store: try file.open(), units: [.ticker], root: .ticker)
         defer { server.stop() }
         let restored = try await exchange("GET", "/api/pages/ticker", port: port, session: session)
-        let ticksAtRestore = try #require(restored.body["view"]?["ticks"]?.intValue)
+        let ticksAtRestore = try #require(restored.body["view"]?["ticks"]?.intValue, "the restored page: \(restored)")
         #expect(ticksAtRestore >= 5)
         // The logged ticks came back by replay; the interval goes on from there to its last tick.
         try await waitUntil("the last tick", timeout: 10) {
