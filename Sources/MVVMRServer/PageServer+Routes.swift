@@ -129,17 +129,22 @@ extension PageServer {
         }
         let level: LogLevel = response.status >= 500 ? .error : response.status >= 400 ? .warning : .info
         if logger.isEnabled(level) {
-            let elapsed = ContinuousClock.now - started
-            var fields: [(String, JSONValue)] = [
-                ("method", .string(request.method)), ("path", .string(request.rawPath)),
-                ("status", .int(response.status)),
-                ("duration_ms", .double(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
-                ("ip", .string(clientAddress(request))),
-            ]
-            if let identifier = credentials(request) { fields.append(("session", .string(SessionIdentifier.redacted(identifier)))) }
-            logger.log(level, "request", fields)
+            logger.logRequest(
+                level,
+                RequestLogFields(
+                    method: request.method, path: request.rawPath, status: response.status,
+                    duration: ContinuousClock.now - started, address: logAddress(request), session: credentials(request)))
         }
         return response
+    }
+
+    /// The client's address as a request's log line gives it: the one ``clientAddress(_:)`` names, kept as the
+    /// peer's bytes when no trusted proxy named another.
+    private func logAddress(_ request: HTTPRequest) -> RequestLogFields.Address {
+        if configuration.trustForwardedHeaders, request.headers["X-Forwarded-For"] != nil {
+            return .forwarded(clientAddress(request))
+        }
+        return .peer(request.remoteIP)
     }
 
     // MARK: - Requests

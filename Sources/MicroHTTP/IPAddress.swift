@@ -55,6 +55,59 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return withUnsafeBytes(of: &raw) { Array($0.prefix(byteCount)) }
     }
 
+    /// The most bytes the text of an address takes (an IPv6 address with an IPv4 tail).
+    public static let maximumTextCount = 46
+
+    /// Writes the address as text (`127.0.0.1`, `::1`; nothing when unknown) into `buffer`, without making a
+    /// `String`: request logs write it for every request.
+    /// - Parameter buffer: room for at least ``maximumTextCount`` bytes (a smaller one gets nothing).
+    /// - Returns: how many bytes were written.
+    public func writeText(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        guard let base = buffer.baseAddress, buffer.count >= Self.maximumTextCount else { return 0 }
+        if byteCount == 4 {
+            var raw = high
+            return withUnsafeBytes(of: &raw) { octets in
+                var count = 0
+                for index in 0..<4 {
+                    if index > 0 {
+                        base[count] = UInt8(ascii: ".")
+                        count += 1
+                    }
+                    let octet = octets[index]
+                    if octet >= 100 {
+                        base[count] = UInt8(ascii: "0") + octet / 100
+                        count += 1
+                    }
+                    if octet >= 10 {
+                        base[count] = UInt8(ascii: "0") + octet / 10 % 10
+                        count += 1
+                    }
+                    base[count] = UInt8(ascii: "0") + octet % 10
+                    count += 1
+                }
+                return count
+            }
+        }
+        guard byteCount == 16 else { return 0 }
+        var raw = (high, low)
+        return withUnsafeBytes(of: &raw) { rawBuffer in
+            guard let source = rawBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) { text in
+                guard mvvmr_format_ip_address(source, 16, text, buffer.count) == 1 else { return 0 }
+                return strlen(text)
+            }
+        }
+    }
+
+    /// Appends the address as text (`127.0.0.1`, `::1`; nothing when unknown) to `bytes`.
+    /// - Parameter bytes: where the text goes.
+    public func appendText(to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maximumTextCount) { buffer in
+            let count = writeText(into: buffer)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
     /// The address as text (`127.0.0.1`, `::1`), or an empty string when unknown.
     public var description: String {
         guard byteCount > 0 else { return "" }

@@ -1,4 +1,5 @@
 import JSONPatch
+import MicroHTTP
 
 #if canImport(Glibc)
     import Glibc
@@ -77,36 +78,96 @@ public struct Logger: Sendable {
         return line
     }
 
+    /// Writes a request's line, `{"time":…,"level":…,"message":"request","method":…,"path":…,"status":…,
+    /// "duration_ms":…,"ip":…,"session":…}` (`session` only when the request carried one), encoded straight to bytes:
+    /// the server writes one for every request, so it builds no field list, no JSON values and no strings.
+    /// - Parameters:
+    ///   - messageLevel: the severity.
+    ///   - fields: what the line says.
+    func logRequest(_ messageLevel: LogLevel, _ fields: RequestLogFields) {
+        guard isEnabled(messageLevel) else { return }
+        sink(Self.requestLine(messageLevel, fields))
+    }
+
+    /// A request line's bytes, with its newline (see ``logRequest(_:_:)``).
+    static func requestLine(_ messageLevel: LogLevel, _ fields: RequestLogFields) -> [UInt8] {
+        var capacity = 160 + LineBytes.escapedCapacity(fields.method) + LineBytes.escapedCapacity(fields.path)
+        if case .forwarded(let text) = fields.address { capacity += LineBytes.escapedCapacity(text) }
+        // A redacted id is at most the id's bytes and the mark's.
+        if let session = fields.session {
+            capacity += 24 + LineBytes.escapedCapacity(session) + LineBytes.escapedCapacity(SessionIdentifier.redactionMark)
+        }
+        return LineBytes.make(capacity: capacity) { line in
+            line.put(#"{"time":""#)
+            line.putTimestampNow()
+            line.put(#"","level":""#)
+            line.put(messageLevel.staticName)
+            line.put(#"","message":"request","method":""#)
+            line.putEscaped(fields.method)
+            line.put(#"","path":""#)
+            line.putEscaped(fields.path)
+            line.put(#"","status":"#)
+            line.putDecimal(fields.status)
+            line.put(#","duration_ms":"#)
+            line.putMilliseconds(fields.duration)
+            line.put(#","ip":""#)
+            switch fields.address {
+            case .peer(let address): line.put(address)
+            case .forwarded(let text): line.putEscaped(text)
+            }
+            line.put(UInt8(ascii: "\""))
+            if let session = fields.session {
+                line.put(#","session":""#)
+                putRedacted(session, into: &line)
+                line.put(UInt8(ascii: "\""))
+            }
+            line.put(UInt8(ascii: "}"))
+            line.put(10)
+        }
+    }
+
+    /// Writes ``SessionIdentifier/redacted(_:)`` of `identifier`, JSON-escaped, without making the `String` when the
+    /// identifier starts with seven bytes of printable ASCII (as every id this server issues does): its first six
+    /// characters are then its first six bytes.
+    static func putRedacted(_ identifier: String, into line: inout LineBytes) {
+        let written: Bool? = identifier.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count >= 7, bytes[..<7].allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return false }
+            line.putEscaped(UnsafeBufferPointer(rebasing: bytes[..<6]))
+            return true
+        }
+        if written == true {
+            line.putEscaped(SessionIdentifier.redactionMark)
+        } else {
+            line.putEscaped(SessionIdentifier.redacted(identifier))
+        }
+    }
+
     /// Appends the time now as RFC 3339 UTC with milliseconds (`2026-12-01T20:00:00.000Z`).
     static func appendTimestamp(to bytes: inout [UInt8]) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func digits(_ value: Int, _ count: Int) {
-            var divisor = 1
-            for _ in 1..<count { divisor *= 10 }
-            var rest = max(0, value)
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (rest / divisor) % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(Int(parts.tm_year) + 1900, 4)
-        bytes.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2)
-        bytes.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2)
-        bytes.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2)
-        bytes.append(UInt8(ascii: "."))
-        digits(Int(now.tv_nsec / 1_000_000), 3)
-        bytes.append(UInt8(ascii: "Z"))
+        bytes.append(contentsOf: LineBytes.make(capacity: LineBytes.timestampCount) { $0.putTimestampNow() })
     }
+}
+
+/// What a request's log line says (see ``Logger/logRequest(_:_:)``).
+struct RequestLogFields {
+    /// Where a request came from, as its line says it.
+    enum Address {
+        /// The connection's peer, written from its bytes.
+        case peer(IPAddress)
+        /// What a trusted proxy's `X-Forwarded-For` named.
+        case forwarded(String)
+    }
+
+    /// The request's method.
+    let method: String
+    /// Its path, without the query (which may carry a session id).
+    let path: String
+    /// The answer's status.
+    let status: Int
+    /// How long the server took to answer.
+    let duration: Duration
+    /// The client's address.
+    let address: Address
+    /// The session id the request carried, if any; the line holds only its redacted form.
+    let session: String?
 }

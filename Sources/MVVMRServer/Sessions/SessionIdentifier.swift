@@ -44,6 +44,9 @@ public enum SessionIdentifier {
     /// - Parameter identifier: the id.
     /// - Returns: the shortened form.
     public static func redacted(_ identifier: String) -> String {
-        String(identifier.prefix(6)) + "…"
+        String(identifier.prefix(6)) + redactionMark
     }
+
+    /// What ends a redacted id, in place of the rest of it.
+    static let redactionMark = "…"
 }
