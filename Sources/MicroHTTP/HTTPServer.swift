@@ -33,7 +33,6 @@ public final class HTTPServer: Sendable {
         var daemon: DaemonHandle?
         var port = 0
         var streams: [ObjectIdentifier: EventStream] = [:]
-        var waiting: [ObjectIdentifier: RequestContext] = [:]
         var heartbeat: Task<Void, Never>?
         /// Streams MicroHTTP serves itself (taken over from the library, which no longer counts their
         /// connections), in all and per client address: held to `maxConnections` and `maxConnectionsPerIP`.
@@ -54,6 +53,8 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let router: HTTPRouter
     private let lifecycle = Locked(Lifecycle())
+    /// The requests waiting for an asynchronous or deferred answer (not in `lifecycle`: every request passes there).
+    private let waiting = WaitingRequests()
     private let activeRequests = Atomic<Int>(0)
     private let draining = Atomic<Bool>(false)
     /// Request deadlines, and clients leaving suspended event streams; see ``ConnectionWatcher``.
@@ -99,6 +100,7 @@ public final class HTTPServer: Sendable {
             return false
         }
         if alreadyStarted { throw HTTPServerError(code: "already_started", message: "The server was already started.") }
+        waiting.open()
 
         // MHD_USE_TURBO also lets event streams be taken over: without it the library would shut down a stream's
         // socket as it closes the connection (see `takeOver`).
@@ -225,16 +227,14 @@ public final class HTTPServer: Sendable {
         while activeRequests.load(ordering: .relaxed) > 0 && clock.now < deadline {
             usleep(2_000)
         }
-        let stillWaiting = lifecycle.withLock { state in
-            state.phase = .forcing
-            return Array(state.waiting.values)
-        }
+        lifecycle.withLock { $0.phase = .forcing }
+        let stillWaiting = waiting.closeAndList()
         for context in stillWaiting { complete(context, with: HTTPError.draining.response) }
         // Every suspended connection must be resumed before the library stops: wait (briefly) for the
         // resumed ones to be answered and for streams to end.
         let forcedDeadline = clock.now + .seconds(2)
         while clock.now < forcedDeadline {
-            let settled = lifecycle.withLock { $0.waiting.isEmpty && $0.streams.isEmpty }
+            let settled = waiting.isEmpty && lifecycle.withLock { $0.streams.isEmpty }
             if settled { break }
             usleep(2_000)
         }
@@ -341,7 +341,7 @@ public final class HTTPServer: Sendable {
         }
         _ = untaken
         if context.isAsynchronous {
-            lifecycle.withLock { _ = $0.waiting.removeValue(forKey: ObjectIdentifier(context)) }
+            waiting.remove(context)
         }
     }
 
@@ -405,11 +405,7 @@ public final class HTTPServer: Sendable {
     ) -> MHD_Result {
         // Ready to be answered (its `phase` set) before `stop` can find it in `waiting`: the lock publishes it.
         context.beginWaiting()
-        let accepted = lifecycle.withLock { state -> Bool in
-            guard state.phase == .running || state.phase == .draining else { return false }
-            state.waiting[ObjectIdentifier(context)] = context
-            return true
-        }
+        let accepted = waiting.admit(context)
         guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
         // Suspended before the task exists, so the task's resume always finds it suspended. (Should `stop` answer
         // first, its resume lands before this suspend, which the library then cancels.)
@@ -434,11 +430,7 @@ public final class HTTPServer: Sendable {
         method: UnsafePointer<CChar>
     ) -> MHD_Result {
         context.beginWaiting(.handling)
-        let accepted = lifecycle.withLock { state -> Bool in
-            guard state.phase == .running || state.phase == .draining else { return false }
-            state.waiting[ObjectIdentifier(context)] = context
-            return true
-        }
+        let accepted = waiting.admit(context)
         guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
         let responder = DeferredResponder { [weak self, context] response, kept in
             self?.complete(context, with: response, keeping: kept)

@@ -100,6 +100,32 @@ import Testing
         #expect(text.contains("latency_seconds_count 2\n"))
         #expect(text.contains("# TYPE live gauge\nlive 7\n"))
     }
+
+    @Test func observationsFromManyThreadsAtOnceAreAllCounted() async {
+        let registry = MetricsRegistry()
+        let histogram = registry.histogram("latency_seconds", help: "Latency.", buckets: [0.1, 1])
+        let series = histogram.series()
+        let counter = registry.counter("requests_total", help: "Requests.", labelNames: [])
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<8 {
+                group.addTask {
+                    for step in 0..<5_000 {
+                        series.observe(step % 2 == 0 ? 0.0625 : (thread == 0 ? 5 : 0.5))
+                        counter.increment()
+                    }
+                }
+            }
+        }
+        #expect(histogram.count() == 40_000)
+        let text = registry.render()
+        #expect(text.contains("latency_seconds_bucket{le=\"0.1\"} 20000\n"))
+        #expect(text.contains("latency_seconds_bucket{le=\"1\"} 37500\n"))
+        #expect(text.contains("latency_seconds_bucket{le=\"+Inf\"} 40000\n"))
+        #expect(text.contains("latency_seconds_count 40000\n"))
+        // 20,000 × 0.0625 + 17,500 × 0.5 + 2,500 × 5 = 22,500 (each exact in binary, so no rounding).
+        #expect(text.contains("latency_seconds_sum 22500\n"))
+        #expect(text.contains("requests_total 40000\n"))
+    }
 }
 
 @Suite struct SessionIdentifierTests {

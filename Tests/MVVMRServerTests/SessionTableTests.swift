@@ -1,4 +1,5 @@
 import JSONPatch
+import Locking
 import Testing
 
 @testable import MVVMRServer
@@ -116,5 +117,89 @@ extension IdempotencyCache {
         store(
             key: key, unit: unit, requestDigest: Self.digest(of: request), status: status, body: body, inputNumber: nil,
             now: now)
+    }
+}
+
+/// The table's shards: each id in one shard, the capacity held across all of them, and eviction and expiry by the
+/// whole table's order, whichever shards the sessions fall in.
+@Suite struct ShardedSessionTableTests {
+    /// Ids that differ in their first bytes, so that they fall in different shards.
+    private static func identifier(_ number: Int) -> String { "\(number)-session-\(number * 7_919)" }
+
+    @Test func issuedIdsSpreadEvenlyOverTheShards() {
+        var perShard = [Int](repeating: 0, count: SessionTable<Int>.shardCount)
+        for _ in 0..<16_000 { perShard[SessionTable<Int>.shardIndex(of: SessionIdentifier.generate())] += 1 }
+        // 1,000 expected in each; a shard off by a fifth would be far outside chance.
+        #expect(perShard.allSatisfy { (800...1_200).contains($0) }, "\(perShard)")
+        // The ids these tests use fall in many shards too.
+        #expect(Set((0..<40).map { SessionTable<Int>.shardIndex(of: Self.identifier($0)) }).count >= 10)
+    }
+
+    @Test func evictionTakesTheOldestIdleSessionOfAllShards() {
+        let table = SessionTable<Int>(capacity: 40)
+        for number in 0..<40 { #expect(table.insert(number, identifier: Self.identifier(number)).inserted) }
+        // Every session but 17 came back; 17 is the only drive-by, so it goes first, then the returning ones oldest
+        // first (0, then 1, ...), whichever shards they are in.
+        for number in 0..<40 where number != 17 { #expect(table.touch(Self.identifier(number)) == number) }
+        #expect(table.insert(100, identifier: Self.identifier(100)).evicted == 17)
+        #expect(table.insert(101, identifier: Self.identifier(101)).evicted == 100)
+        _ = table.touch(Self.identifier(101))
+        #expect(table.insert(102, identifier: Self.identifier(102)).evicted == 0)
+        #expect(table.insert(103, identifier: Self.identifier(103)).evicted == 102)
+        #expect(table.count == 40)
+    }
+
+    @Test func aFullTableWhoseSessionsAllStreamRefusesAndChangesNothing() {
+        let table = SessionTable<Int>(capacity: 20)
+        for number in 0..<20 {
+            _ = table.insert(number, identifier: Self.identifier(number))
+            table.streamOpened(Self.identifier(number))
+        }
+        let refused = table.insert(99, identifier: Self.identifier(99))
+        #expect(!refused.inserted && refused.evicted == nil)
+        #expect(table.count == 20)
+        #expect(table.peek(Self.identifier(99)) == nil)
+        #expect(Set(table.identifiersWithOpenStreams()) == Set((0..<20).map(Self.identifier)))
+        table.streamClosed(Self.identifier(5))
+        #expect(table.insert(99, identifier: Self.identifier(99)).evicted == 5)
+    }
+
+    @Test func insertingAnIdAgainReplacesItsSessionAndKeepsTheCount() {
+        let table = SessionTable<String>(capacity: 5)
+        _ = table.insert("first", identifier: "same")
+        _ = table.insert("second", identifier: "same")
+        #expect(table.count == 1)
+        #expect(table.peek("same") == "second")
+        #expect(table.removeExpired(timeToLive: .zero) == ["second"])
+        #expect(table.count == 0)
+    }
+
+    @Test func manyThreadsNeverPassTheCapacityAndTheCountStaysTrue() async {
+        let capacity = 300
+        let table = SessionTable<Int>(capacity: capacity)
+        let overCapacity = Locked(0)
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<8 {
+                group.addTask {
+                    var generator = SystemRandomNumberGenerator()
+                    for step in 0..<4_000 {
+                        let number = thread * 1_000_000 + step
+                        switch Int.random(in: 0..<10, using: &generator) {
+                        case 0..<5: _ = table.insert(number, identifier: Self.identifier(number))
+                        case 5..<8: _ = table.touch(Self.identifier(number - Int.random(in: 0..<50, using: &generator)))
+                        case 8: _ = table.remove(Self.identifier(number - Int.random(in: 0..<50, using: &generator)))
+                        default: _ = table.removeExpired(timeToLive: .milliseconds(5))
+                        }
+                        if table.count > capacity { overCapacity.withLock { $0 += 1 } }
+                    }
+                }
+            }
+        }
+        #expect(overCapacity.withLock { $0 } == 0)
+        #expect(table.count == table.allEntries().count)
+        #expect(table.count <= capacity)
+        let remaining = table.allEntries().count
+        #expect(table.removeExpired(timeToLive: .zero).count == remaining)
+        #expect(table.count == 0 && table.allEntries().isEmpty)
     }
 }

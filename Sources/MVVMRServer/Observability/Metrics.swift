@@ -91,27 +91,44 @@ public final class Counter: Sendable {
     }
 }
 
-/// One label combination's buckets, sum and count, behind a lock of its own.
+/// One atomic count of observations (a bucket's).
+final class AtomicCount: Sendable {
+    private let count = Atomic<UInt64>(0)
+
+    /// Adds one.
+    func increment() { count.add(1, ordering: .relaxed) }
+
+    /// The count.
+    var value: UInt64 { count.load(ordering: .relaxed) }
+}
+
+/// One label combination's buckets and sum, each atomic, so that observing takes no lock: every action of a unit
+/// observes the same series, from every request thread.
 final class HistogramCell: Sendable {
+    /// What a series holds at one moment, as rendered.
     struct Series {
         var bucketCounts: [UInt64]
-        var sum: Double = 0
-        var count: UInt64 = 0
+        var sum: Double
+        /// The observations: the buckets' total (the `+Inf` bucket), so that the two always agree.
+        var count: UInt64 { bucketCounts.reduce(0, +) }
     }
 
-    let series: Locked<Series>
+    /// One count per bucket bound and one past the last (`+Inf`).
+    private let buckets: [AtomicCount]
+    private let sum = CounterCell()
 
     init(bucketCount: Int) {
-        series = Locked(Series(bucketCounts: [UInt64](repeating: 0, count: bucketCount)))
+        buckets = (0...bucketCount).map { _ in AtomicCount() }
     }
 
     func record(_ value: Double, inBucket bucketIndex: Int) {
-        series.withLock { series in
-            if bucketIndex < series.bucketCounts.count { series.bucketCounts[bucketIndex] += 1 }
-            series.sum += value
-            series.count += 1
-        }
+        buckets[min(max(0, bucketIndex), buckets.count - 1)].increment()
+        sum.add(value)
     }
+
+    /// The buckets (the last one past every bound) and the sum, read one after the other: an observation made
+    /// meanwhile may be in the one and not yet in the other.
+    var series: Series { Series(bucketCounts: buckets.map(\.value), sum: sum.value) }
 }
 
 /// One label combination of a ``Histogram``, looked up once: observing takes only that series' lock.
@@ -164,7 +181,7 @@ public final class Histogram: Sendable {
     /// - Parameter labels: the label values.
     /// - Returns: the count.
     public func count(_ labels: [String] = []) -> UInt64 {
-        cells.withLock { $0[labels] }?.series.withLock { $0.count } ?? 0
+        cells.withLock { $0[labels] }?.series.count ?? 0
     }
 
     private func cell(_ labels: [String]) -> HistogramCell {
@@ -180,7 +197,7 @@ public final class Histogram: Sendable {
         text += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         let snapshot = cells.withLock { $0 }
         for (labels, cell) in snapshot.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let entry = cell.series.withLock { $0 }
+            let entry = cell.series
             if entry.count == 0 { continue }  // made by `series` and never observed
             var cumulative: UInt64 = 0
             for (index, bound) in bucketBounds.enumerated() {

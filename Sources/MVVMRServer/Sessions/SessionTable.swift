@@ -1,4 +1,5 @@
 import Locking
+import Synchronization
 
 /// The live sessions of a server, by id, with the bookkeeping that decides which go first.
 ///
@@ -7,6 +8,12 @@ import Locking
 /// that came back. When the table is full, a new session evicts the least recently used idle session of
 /// the first list, else of the second; when no session is idle, the new one is refused. Expiry walks the
 /// same lists from their oldest end, so both eviction and expiry cost O(1) per session touched.
+///
+/// The table is split into ``shardCount`` shards by a hash of the id, each with its own lock, its own map and its
+/// own two lists, so that requests for different sessions take different locks: no lock is taken by every request.
+/// Only the number of sessions is shared (an atomic counter, which is what the capacity is held to). A full table
+/// evicts the least recently used idle session of all the shards (their oldest ends compared, one shard's lock at a
+/// time), so eviction and expiry behave as one table's would.
 final class SessionTable<Entry: Sendable>: Sendable {
     private final class Node {
         let identifier: String
@@ -53,6 +60,7 @@ final class SessionTable<Entry: Sendable>: Sendable {
         }
     }
 
+    /// One shard's sessions and lists.
     private struct State {
         var nodes: [String: Node] = [:]
         var singleRequest = List()
@@ -79,54 +87,121 @@ final class SessionTable<Entry: Sendable>: Sendable {
         }
     }
 
+    /// How many shards the table has: a power of two, more than a machine's request threads usually are.
+    static var shardCount: Int { 16 }
+
     /// The most sessions kept.
     let capacity: Int
-    private let state = Locked(State())
+    private let shards: [Locked<State>]
+    /// How many sessions the shards hold together (a slot is taken before a session goes into its shard).
+    private let sessionCount = Atomic<Int>(0)
     private let clock = ContinuousClock()
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
+        shards = (0..<Self.shardCount).map { _ in Locked(State()) }
     }
 
     deinit {
-        state.withLock { state in
-            for node in state.nodes.values {
-                node.previous = nil
-                node.next = nil
+        for shard in shards {
+            shard.withLock { state in
+                for node in state.nodes.values {
+                    node.previous = nil
+                    node.next = nil
+                }
+                state.singleRequest = List()
+                state.returning = List()
             }
-            state.singleRequest = List()
-            state.returning = List()
         }
     }
 
+    /// The shard that holds `identifier`: from a hash of its first bytes (FNV-1a; ids are random, so their first
+    /// bytes spread evenly, and a hash over all of a client's bytes would cost more than the lookup it spares).
+    private func shard(_ identifier: String) -> Locked<State> {
+        shards[Self.shardIndex(of: identifier)]
+    }
+
+    /// The index of the shard that holds `identifier`.
+    static func shardIndex(of identifier: String) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        var utf8 = identifier.utf8.makeIterator()
+        for _ in 0..<8 {
+            guard let byte = utf8.next() else { break }
+            hash = (hash ^ UInt32(byte)) &* 16_777_619
+        }
+        return Int(hash & UInt32(shardCount - 1))
+    }
+
     /// The number of live sessions.
-    var count: Int { state.withLock { $0.nodes.count } }
+    var count: Int { sessionCount.load(ordering: .relaxed) }
 
     /// Adds a session. When full, evicts the least recently used idle session (one-request sessions first).
-    /// - Returns: the evicted entry, if any; `nil` as the whole result when nothing could be evicted.
+    /// - Returns: the evicted entry, if any; `inserted` false (nothing changed) when nothing could be evicted.
     func insert(_ entry: Entry, identifier: String) -> (inserted: Bool, evicted: Entry?) {
-        let now = clock.now
-        return state.withLock { state in
-            var evicted: Entry?
-            if state.nodes.count >= capacity {
-                guard let victim = state.singleRequest.oldest ?? state.returning.oldest else {
-                    return (false, nil)
-                }
-                state.unlink(victim)
-                state.nodes[victim.identifier] = nil
-                evicted = victim.entry
-            }
-            let node = Node(identifier: identifier, entry: entry, lastActive: now)
-            state.nodes[identifier] = node
-            state.link(node)
-            return (true, evicted)
+        var evicted: Entry?
+        // The evicted session's slot becomes the new one's.
+        if !takeSlot() {
+            guard let victim = evictLeastRecentlyUsedIdle() else { return (false, nil) }
+            evicted = victim
         }
+        let now = clock.now
+        let replaced = shard(identifier).withLock { state -> Bool in
+            let node = Node(identifier: identifier, entry: entry, lastActive: now)
+            let previous = state.nodes.updateValue(node, forKey: identifier)
+            if let previous { state.unlink(previous) }
+            state.link(node)
+            return previous != nil
+        }
+        // An id already present (never issued twice, but a restore may race one): its old node's slot is given back.
+        if replaced { sessionCount.subtract(1, ordering: .relaxed) }
+        return (true, evicted)
+    }
+
+    /// Takes a slot for a new session: false when the table is full.
+    private func takeSlot() -> Bool {
+        var current = sessionCount.load(ordering: .relaxed)
+        while current < capacity {
+            let (exchanged, original) = sessionCount.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// Removes the least recently used idle session of all the shards, one-request sessions first, keeping its slot
+    /// for the caller: nil when no session is idle.
+    private func evictLeastRecentlyUsedIdle() -> Entry? {
+        for kind in [ListKind.singleRequest, .returning] {
+            // A shard's oldest may be used or removed between the look and the eviction: then the shard's next oldest
+            // goes, or another look is taken.
+            for _ in 0..<3 {
+                var oldest: (shard: Int, lastActive: ContinuousClock.Instant)?
+                for (index, shard) in shards.enumerated() {
+                    let candidate = shard.withLock { state in
+                        (kind == .singleRequest ? state.singleRequest.oldest : state.returning.oldest)?.lastActive
+                    }
+                    if let candidate, oldest.map({ candidate < $0.lastActive }) ?? true { oldest = (index, candidate) }
+                }
+                guard let oldest else { break }
+                let victim = shards[oldest.shard].withLock { state -> Entry? in
+                    guard let node = kind == .singleRequest ? state.singleRequest.oldest : state.returning.oldest else {
+                        return nil
+                    }
+                    state.unlink(node)
+                    state.nodes[node.identifier] = nil
+                    return node.entry
+                }
+                if let victim { return victim }
+            }
+        }
+        return nil
     }
 
     /// Looks a session up for a request, counting the request and marking it used now.
     func touch(_ identifier: String) -> Entry? {
         let now = clock.now
-        return state.withLock { state in
+        return shard(identifier).withLock { state in
             guard let node = state.nodes[identifier] else { return nil }
             node.requestCount += 1
             node.lastActive = now
@@ -141,13 +216,13 @@ final class SessionTable<Entry: Sendable>: Sendable {
 
     /// Looks a session up without counting a request.
     func peek(_ identifier: String) -> Entry? {
-        state.withLock { $0.nodes[identifier]?.entry }
+        shard(identifier).withLock { $0.nodes[identifier]?.entry }
     }
 
     /// Notes that an event stream of this session opened: it is not idle while any is open.
     func streamOpened(_ identifier: String) {
         let now = clock.now
-        state.withLock { state in
+        shard(identifier).withLock { state in
             guard let node = state.nodes[identifier] else { return }
             node.openStreams += 1
             node.lastActive = now
@@ -158,7 +233,7 @@ final class SessionTable<Entry: Sendable>: Sendable {
     /// Notes that an event stream of this session closed; the idle clock starts again from now.
     func streamClosed(_ identifier: String) {
         let now = clock.now
-        state.withLock { state in
+        shard(identifier).withLock { state in
             guard let node = state.nodes[identifier], node.openStreams > 0 else { return }
             node.openStreams -= 1
             node.lastActive = now
@@ -171,39 +246,47 @@ final class SessionTable<Entry: Sendable>: Sendable {
 
     /// Removes a session.
     func remove(_ identifier: String) -> Entry? {
-        state.withLock { state in
+        let removed = shard(identifier).withLock { state -> Entry? in
             guard let node = state.nodes.removeValue(forKey: identifier) else { return nil }
             state.unlink(node)
             return node.entry
         }
+        if removed != nil { sessionCount.subtract(1, ordering: .relaxed) }
+        return removed
     }
 
-    /// Removes and returns every idle session unused for `timeToLive` or longer.
+    /// Removes and returns every idle session unused for `timeToLive` or longer (shard by shard, each shard's oldest
+    /// first).
     func removeExpired(timeToLive: Duration) -> [Entry] {
         let now = clock.now
-        return state.withLock { state in
-            var expired: [Entry] = []
-            for kind in [ListKind.singleRequest, .returning] {
-                while let oldest = kind == .singleRequest ? state.singleRequest.oldest : state.returning.oldest,
-                    now - oldest.lastActive >= timeToLive
-                {
-                    state.unlink(oldest)
-                    state.nodes[oldest.identifier] = nil
-                    expired.append(oldest.entry)
+        var expired: [Entry] = []
+        for shard in shards {
+            shard.withLock { state in
+                for kind in [ListKind.singleRequest, .returning] {
+                    while let oldest = kind == .singleRequest ? state.singleRequest.oldest : state.returning.oldest,
+                        now - oldest.lastActive >= timeToLive
+                    {
+                        state.unlink(oldest)
+                        state.nodes[oldest.identifier] = nil
+                        expired.append(oldest.entry)
+                    }
                 }
             }
-            return expired
         }
+        if !expired.isEmpty { sessionCount.subtract(expired.count, ordering: .relaxed) }
+        return expired
     }
 
     /// The ids of the sessions with an event stream open: they never go idle here, however long since their last
     /// input (a sweep keeps their activity fresh in a store other nodes sweep too).
     func identifiersWithOpenStreams() -> [String] {
-        state.withLock { state in state.nodes.compactMap { $0.value.openStreams > 0 ? $0.key : nil } }
+        shards.flatMap { shard in
+            shard.withLock { state in state.nodes.compactMap { $0.value.openStreams > 0 ? $0.key : nil } }
+        }
     }
 
     /// Every entry (for shutdown and metrics).
     func allEntries() -> [Entry] {
-        state.withLock { $0.nodes.values.map(\.entry) }
+        shards.flatMap { shard in shard.withLock { $0.nodes.values.map(\.entry) } }
     }
 }
