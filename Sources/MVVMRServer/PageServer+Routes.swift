@@ -37,9 +37,9 @@ extension PageServer {
                 status: 200, headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"],
                 body: .bytes(Array(metrics.render().utf8)))
         }
-        let staticOK = requestCounter.series(["static", "200"])
+        let staticOK = RouteStatusCounter(requestCounter, route: "static")
         router.fallback = .synchronous { [self] request in
-            instrumented(request, route: "static", countingOKIn: staticOK) { request throws(ProtocolError) in
+            instrumented(request, route: "static", counting: staticOK) { request throws(ProtocolError) in
                 staticResponse(request)
             }
         }
@@ -51,8 +51,8 @@ extension PageServer {
         _ handler: @escaping @Sendable (HTTPRequest) throws(ProtocolError) -> HTTPResponse
     ) {
         // The usual outcome's series is looked up once, so most requests count themselves without a lookup.
-        let ok = requestCounter.series([pattern, "200"])
-        router.add(method, pattern, .synchronous { [self] request in instrumented(request, route: pattern, countingOKIn: ok, handler) })
+        let ok = RouteStatusCounter(requestCounter, route: pattern)
+        router.add(method, pattern, .synchronous { [self] request in instrumented(request, route: pattern, counting: ok, handler) })
     }
 
     /// A route whose answer shows what a session's inputs caused: it goes out only once the input it shows is
@@ -62,7 +62,7 @@ extension PageServer {
         _ router: inout HTTPRouter, _ method: String, _ pattern: String,
         _ handler: @escaping @Sendable (HTTPRequest, Acknowledgement) throws(ProtocolError) -> HTTPResponse
     ) {
-        let ok = requestCounter.series([pattern, "200"])
+        let ok = RouteStatusCounter(requestCounter, route: pattern)
         router.add(method, pattern, .deferred { [self] request, responder in
             let started = ContinuousClock.now
             let ack = Acknowledgement()
@@ -72,17 +72,17 @@ extension PageServer {
             } catch {
                 response = error.httpError.response
             }
-            guard let session = ack.session else { return account(request, route: pattern, countingOKIn: ok, response, started: started) }
+            guard let session = ack.session else { return account(request, route: pattern, counting: ok, response, started: started) }
             let answer = StoredAnswer(responder: responder) { [self] failure in
                 let answer = failure.map { storeRefusal($0, session: session) } ?? response
-                return account(request, route: pattern, countingOKIn: ok, answer, started: started)
+                return account(request, route: pattern, counting: ok, answer, started: started)
             }
             let durability = session.durability(of: ack.inputNumber) { failure in answer.send(failure) }
             switch durability {
-            case .stored: return account(request, route: pattern, countingOKIn: ok, response, started: started)
+            case .stored: return account(request, route: pattern, counting: ok, response, started: started)
             case .waiting: return nil
             case .failed(let failure):
-                return account(request, route: pattern, countingOKIn: ok, storeRefusal(failure, session: session), started: started)
+                return account(request, route: pattern, counting: ok, storeRefusal(failure, session: session), started: started)
             }
         })
     }
@@ -104,7 +104,7 @@ extension PageServer {
 
     /// Runs a handler, turning its protocol error into the JSON error response, and counts and logs the request.
     private func instrumented(
-        _ request: HTTPRequest, route: String, countingOKIn ok: CounterSeries,
+        _ request: HTTPRequest, route: String, counting ok: RouteStatusCounter,
         _ handler: (HTTPRequest) throws(ProtocolError) -> HTTPResponse
     ) -> HTTPResponse {
         let started = ContinuousClock.now
@@ -114,19 +114,15 @@ extension PageServer {
         } catch {
             response = error.httpError.response
         }
-        return account(request, route: route, countingOKIn: ok, response, started: started)
+        return account(request, route: route, counting: ok, response, started: started)
     }
 
     /// Counts and logs an answered request.
     private func account(
-        _ request: HTTPRequest, route: String, countingOKIn ok: CounterSeries, _ response: HTTPResponse,
+        _ request: HTTPRequest, route: String, counting ok: RouteStatusCounter, _ response: HTTPResponse,
         started: ContinuousClock.Instant
     ) -> HTTPResponse {
-        if response.status == 200 {
-            ok.increment()
-        } else {
-            requestCounter.increment([route, String(response.status)])
-        }
+        ok.count(response.status)
         let level: LogLevel = response.status >= 500 ? .error : response.status >= 400 ? .warning : .info
         if logger.isEnabled(level) {
             logger.logRequest(
@@ -712,5 +708,32 @@ private final class StoredAnswer: Sendable {
     /// Sends the answer for the store's outcome.
     func send(_ failure: SessionStoreError?) {
         responder.respond(make(failure), keepingUntilSent: self)
+    }
+}
+
+/// A route's request counts by status, the statuses the server answers with looked up once: counting a request is
+/// an atomic add, with no lock and no lookup (a flood of refused requests would otherwise meet on the counter's lock).
+struct RouteStatusCounter: Sendable {
+    /// The statuses the server's own answers have.
+    static let knownStatuses = [200, 201, 204, 304, 400, 403, 404, 405, 409, 413, 414, 422, 429, 431, 500, 503]
+
+    private let counter: Counter
+    private let route: String
+    private let series: [Int: CounterSeries]
+
+    /// The counts of `route` in `counter` (labels: route, status).
+    init(_ counter: Counter, route: String) {
+        self.counter = counter
+        self.route = route
+        series = Dictionary(uniqueKeysWithValues: Self.knownStatuses.map { ($0, counter.series([route, String($0)])) })
+    }
+
+    /// Counts one request answered with `status`.
+    func count(_ status: Int) {
+        if let known = series[status] {
+            known.increment()
+        } else {
+            counter.increment([route, String(status)])
+        }
     }
 }

@@ -101,6 +101,21 @@ import Testing
         #expect(text.contains("# TYPE live gauge\nlive 7\n"))
     }
 
+    @Test func aRoutesCountsByStatusRenderOnlyTheStatusesItAnswered() {
+        let registry = MetricsRegistry()
+        let counter = registry.counter("http_requests_total", help: "Requests.", labelNames: ["route", "status"])
+        let route = RouteStatusCounter(counter, route: "/api/pages/{unit}")
+        for status in [200, 200, 404, 429, 418] { route.count(status) }
+        let text = registry.render()
+        #expect(text.contains("http_requests_total{route=\"/api/pages/{unit}\",status=\"200\"} 2\n"))
+        #expect(text.contains("http_requests_total{route=\"/api/pages/{unit}\",status=\"404\"} 1\n"))
+        #expect(text.contains("http_requests_total{route=\"/api/pages/{unit}\",status=\"429\"} 1\n"))
+        // A status the server never answers with is counted all the same, the slower way.
+        #expect(text.contains("http_requests_total{route=\"/api/pages/{unit}\",status=\"418\"} 1\n"))
+        #expect(!text.contains("status=\"503\""))
+        #expect(counter.value(["/api/pages/{unit}", "200"]) == 2)
+    }
+
     @Test func observationsFromManyThreadsAtOnceAreAllCounted() async {
         let registry = MetricsRegistry()
         let histogram = registry.histogram("latency_seconds", help: "Latency.", buckets: [0.1, 1])
