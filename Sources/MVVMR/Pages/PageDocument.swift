@@ -206,6 +206,21 @@ final class PageDocument {
         }
     }
 
+    /// The patch between two objects with the same keys in the same order whose changed members are scalars on both
+    /// sides: one replace per changed member, in order, which is what the general differ gives for them, without its
+    /// work. Nil for any other pair (the general differ then takes them).
+    static func memberReplacements(from old: JSONObject, to new: JSONObject, at path: JSONPointer) -> [PatchOperation]? {
+        guard old.count == new.count, !old.isEmpty else { return nil }
+        var replacements: [PatchOperation] = []
+        for ((oldKey, oldValue), (newKey, newValue)) in zip(old, new) {
+            guard oldKey == newKey else { return nil }
+            if oldValue == newValue { continue }
+            guard oldValue.isScalar, newValue.isScalar else { return nil }
+            replacements.append(.replace(path: path.appending(newKey), value: newValue))
+        }
+        return replacements
+    }
+
     static func operations(
         from old: JSONValue, to new: JSONValue, at paths: [JSONPointer], options: DiffOptions
     ) -> [PatchOperation] {
@@ -217,6 +232,13 @@ final class PageDocument {
                 if before.isScalar, after.isScalar {
                     // The common case (a label, a counter): one replace, without the general differ.
                     operations.append(.replace(path: path, value: after))
+                    continue
+                }
+                if case .object(let beforeMembers) = before, case .object(let afterMembers) = after,
+                    let replacements = memberReplacements(from: beforeMembers, to: afterMembers, at: path)
+                {
+                    // The next most common case (a row whose count changed): a replace per changed member.
+                    operations += replacements
                     continue
                 }
                 operations += JSONPatch.diff(from: before, to: after, at: path, options: options).operations
