@@ -6,12 +6,14 @@ extension JSONValue {
     /// Containers are taken out of the enum before they are changed, so a document that is not shared
     /// is changed in place rather than copied level by level.
     /// - Returns: how many tokens lead to the highest value that was created or changed (a write
-    ///   below a missing object reports that object, so its patch is one `add` the client can apply),
-    ///   or nil when the path runs through a scalar or an array index out of range; then nothing changed.
-    mutating func write(_ value: JSONValue, at tokens: ArraySlice<String>) -> Int? {
+    ///   below a missing object reports that object, so its patch is one `add` the client can apply)
+    ///   and the value it replaced there (nil when it created it), or nil when the path runs through a
+    ///   scalar or an array index out of range; then nothing changed.
+    mutating func write(_ value: JSONValue, at tokens: ArraySlice<String>) -> (depth: Int, replaced: JSONValue?)? {
         guard let token = tokens.first else {
+            let replaced = self
             self = value
-            return 0
+            return (0, replaced)
         }
         let rest = tokens.dropFirst()
         switch self {
@@ -20,16 +22,16 @@ extension JSONValue {
             defer { self = .object(object) }
             if var child = object[token] {
                 object[token] = .null
-                let depth = child.write(value, at: rest)
+                let written = child.write(value, at: rest)
                 object[token] = child
-                return depth.map { $0 + 1 }
+                return written.map { ($0.depth + 1, $0.replaced) }
             }
             var created = JSONValue.object(JSONObject())
             if created.write(value, at: rest) == nil {
                 return nil
             }
             object[token] = created
-            return 1
+            return (1, nil)
         case .array(var array):
             let index: Int
             if token == "-" {
@@ -45,15 +47,15 @@ extension JSONValue {
                 self = .null
                 array.append(value)
                 self = .array(array)
-                return 1
+                return (1, nil)
             }
             self = .null
             defer { self = .array(array) }
             var child = array[index]
             array[index] = .null
-            let depth = child.write(value, at: rest)
+            let written = child.write(value, at: rest)
             array[index] = child
-            return depth.map { $0 + 1 }
+            return written.map { ($0.depth + 1, $0.replaced) }
         default:
             return nil
         }

@@ -2,10 +2,10 @@ import JSONPatch
 
 /// The JSON document of one live page, its revision, and the patches of its last revisions.
 ///
-/// Writes made while the page is being bound form its first snapshot. After that, the first write
-/// of a turn keeps the document as it was (a copy-on-write copy, cheap until written), every write
-/// remembers its path, and `commit()` diffs only those paths: one patch and one new revision per
-/// turn, however many outputs moved.
+/// Writes made while the page is being bound form its first snapshot. After that, every write of a turn
+/// remembers where it changed the document and the value it replaced there (no copy of the document is kept,
+/// so the document is changed in place), and `commit()` diffs only those values against what the document
+/// holds now: one patch and one new revision per turn, however many outputs moved.
 @usableFromInline
 final class PageDocument {
     struct RevisionPatch {
@@ -22,8 +22,17 @@ final class PageDocument {
     /// Why bindings failed (invalid path, unwritable path) while the page was being bound.
     private(set) var bindingFailures: [String] = []
     private var isRecording = false
-    private var baseline: JSONValue?
-    private var writtenPaths: [JSONPointer] = []
+    /// One write of this turn: where it changed the document (the highest value it created or replaced) and
+    /// what was there before the turn (nil: nothing).
+    private struct Change {
+        let path: JSONPointer
+        let old: JSONValue?
+    }
+
+    /// This turn's writes, in order, none below another: a write at or below an earlier one's path is not kept
+    /// (the earlier one's old value stands for it), and a write above earlier ones takes their place (its old value
+    /// rebuilt from theirs).
+    private var changes: [Change] = []
     /// The kept patches are `history[historyHead...]`, oldest first. A dropped patch's slot is emptied at
     /// once (its memory goes back) and the slots are compacted away now and then.
     private var history: [RevisionPatch] = []
@@ -90,18 +99,37 @@ final class PageDocument {
             }
             return
         }
-        // An Output re-emitting the value already shown (a label, a flag) changes nothing: no copy of the
-        // document, no path to diff.
+        // An Output re-emitting the value already shown (a label, a flag) changes nothing: no path to diff.
         if value.isScalar, let current = view[pointer], current == value { return }
-        if baseline == nil {
-            baseline = view
-            turn.markChanged(self)
-        }
         // A failed write (the path runs through a scalar) changes nothing and is dropped: the page
         // keeps working with its other outputs.
-        guard let depth = view.write(value, at: pointer.tokens[...]) else { return }
+        guard let (depth, replaced) = view.write(value, at: pointer.tokens[...]) else { return }
         let changed = depth == pointer.tokens.count ? pointer : JSONPointer(tokens: Array(pointer.tokens.prefix(depth)))
-        writtenPaths.append(changed)
+        if changes.isEmpty { turn.markChanged(self) }
+        if !changes.contains(where: { changed.tokens.starts(with: $0.path.tokens) }) {
+            changes.append(Change(path: changed, old: replaced.map { turnStartValue(of: $0, at: changed) }))
+        }
+    }
+
+    /// What the value `current` at `path` was when the turn began: `current` with the old values of the turn's
+    /// writes below `path` put back, latest first, which are dropped from the turn's changes (the write at `path`
+    /// stands for them from now on).
+    private func turnStartValue(of current: JSONValue, at path: JSONPointer) -> JSONValue {
+        let depth = path.tokens.count
+        guard changes.contains(where: { $0.path.tokens.count > depth && $0.path.tokens.starts(with: path.tokens) }) else {
+            return current
+        }
+        var value = current
+        for change in changes.reversed() where change.path.tokens.count > depth && change.path.tokens.starts(with: path.tokens) {
+            let tokens = change.path.tokens[depth...]
+            if let old = change.old {
+                _ = value.write(old, at: tokens)
+            } else {
+                value.removeCreated(at: tokens)
+            }
+        }
+        changes.removeAll { $0.path.tokens.count > depth && $0.path.tokens.starts(with: path.tokens) }
+        return value
     }
 
     /// One element of an array binding that changed: its index and its new JSON.
@@ -123,30 +151,35 @@ final class PageDocument {
     /// nothing, when the whole array must be written instead; true for no changes at all.
     @usableFromInline
     func writeElements(_ changes: [ElementChange], at pointer: JSONPointer, count: Int, identityKey: String) -> Bool {
-        guard isRecording else { return false }
-        do {
-            // `current` shares the document's array; it goes out of scope before the writes below.
-            guard case .array(let current)? = view[pointer], current.count == count else { return false }
-            for change in changes {
-                if case .object(let newObject) = change.value, case .object(let oldObject) = current[change.index],
-                    newObject[identityKey] != oldObject[identityKey]
-                {
-                    return false
-                }
+        guard isRecording, elementsFit(changes, at: pointer, count: count, identityKey: identityKey) else { return false }
+        for change in changes { write(change.value, at: pointer.appending(change.index)) }
+        return true
+    }
+
+    /// Whether the document holds an array of `count` elements at `pointer` in which each change keeps its
+    /// element's identity. Not inlined: the reference it takes to the array is given back when it returns, before
+    /// the writes, which would otherwise copy the array.
+    @inline(never)
+    private func elementsFit(_ changes: [ElementChange], at pointer: JSONPointer, count: Int, identityKey: String) -> Bool {
+        guard case .array(let current)? = view[pointer], current.count == count else { return false }
+        for change in changes {
+            if case .object(let newObject) = change.value, case .object(let oldObject) = current[change.index],
+                newObject[identityKey] != oldObject[identityKey]
+            {
+                return false
             }
         }
-        for change in changes { write(change.value, at: pointer.appending(change.index)) }
         return true
     }
 
     /// Turns this turn's writes into one patch and one new revision; nil when nothing changed.
     func commit() -> JSONPatch? {
-        guard let baseline else { return nil }
-        self.baseline = nil
-        let operations = Self.operations(
-            from: baseline, to: view, at: writtenPaths.count == 1 ? writtenPaths : Self.outermost(writtenPaths),
-            options: options)
-        writtenPaths.removeAll(keepingCapacity: true)
+        guard !changes.isEmpty else { return nil }
+        var operations: [PatchOperation] = []
+        for change in changes {
+            Self.appendOperations(from: change.old, to: view[change.path], at: change.path, options: options, into: &operations)
+        }
+        changes.removeAll(keepingCapacity: true)
         guard !operations.isEmpty else { return nil }
         let patch = JSONPatch(operations)
         revision += 1
@@ -174,8 +207,7 @@ final class PageDocument {
     /// Folds this turn's writes into the document without a patch or a revision: a page bound in this
     /// turn shows them in its snapshot.
     func absorbChanges() {
-        baseline = nil
-        writtenPaths.removeAll(keepingCapacity: true)
+        changes.removeAll(keepingCapacity: true)
     }
 
     /// The patch that takes the page from `clientRevision` to its current revision: empty when equal,
@@ -189,21 +221,6 @@ final class PageDocument {
         guard kept.first?.rev == clientRevision + 1 else { return nil }
         if needed == 1, let only = kept.first { return only.patch }
         return JSONPatch(kept.flatMap(\.patch.operations))
-    }
-
-    /// The written paths without those below another written path (its diff covers them), in
-    /// the order they were first written.
-    static func outermost(_ paths: [JSONPointer]) -> [JSONPointer] {
-        if paths.count == 1 { return paths }
-        var result: [JSONPointer] = []
-        for path in paths where !result.contains(path) {
-            result.append(path)
-        }
-        return result.filter { path in
-            !result.contains { other in
-                other.tokens.count < path.tokens.count && path.tokens.starts(with: other.tokens)
-            }
-        }
     }
 
     /// The patch between two objects with the same keys in the same order whose changed members are scalars on both
@@ -221,35 +238,68 @@ final class PageDocument {
         return replacements
     }
 
-    static func operations(
-        from old: JSONValue, to new: JSONValue, at paths: [JSONPointer], options: DiffOptions
-    ) -> [PatchOperation] {
-        var operations: [PatchOperation] = []
-        for path in paths {
-            switch (old[path], new[path]) {
-            case let (before?, after?):
-                if before == after { continue }
-                if before.isScalar, after.isScalar {
-                    // The common case (a label, a counter): one replace, without the general differ.
-                    operations.append(.replace(path: path, value: after))
-                    continue
-                }
-                if case .object(let beforeMembers) = before, case .object(let afterMembers) = after,
-                    let replacements = memberReplacements(from: beforeMembers, to: afterMembers, at: path)
-                {
-                    // The next most common case (a row whose count changed): a replace per changed member.
-                    operations += replacements
-                    continue
-                }
-                operations += JSONPatch.diff(from: before, to: after, at: path, options: options).operations
-            case let (nil, after?):
-                operations.append(.add(path: path, value: after))
-            case (_?, nil):
-                operations.append(.remove(path: path))
-            case (nil, nil):
-                break
-            }
+    /// Appends the operations that take `before` (nil: absent) to `after` at `path`.
+    static func appendOperations(
+        from before: JSONValue?, to after: JSONValue?, at path: JSONPointer, options: DiffOptions,
+        into operations: inout [PatchOperation]
+    ) {
+        guard let after else {
+            if before != nil { operations.append(.remove(path: path)) }
+            return
         }
-        return operations
+        guard let before else {
+            operations.append(.add(path: path, value: after))
+            return
+        }
+        if before == after { return }
+        if before.isScalar, after.isScalar {
+            // The common case (a label, a counter): one replace, without the general differ.
+            operations.append(.replace(path: path, value: after))
+            return
+        }
+        if case .object(let beforeMembers) = before, case .object(let afterMembers) = after,
+            let replacements = memberReplacements(from: beforeMembers, to: afterMembers, at: path)
+        {
+            // The next most common case (a row whose count changed): a replace per changed member.
+            operations += replacements
+            return
+        }
+        operations += JSONPatch.diff(from: before, to: after, at: path, options: options).operations
+    }
+}
+
+extension JSONValue {
+    /// Removes what a write created at `tokens` (an object's member, or the element it appended to an array: the
+    /// last one, for `-`); nothing when there is no such value.
+    fileprivate mutating func removeCreated(at tokens: ArraySlice<String>) {
+        guard let token = tokens.first else { return }
+        let rest = tokens.dropFirst()
+        switch self {
+        case .object(var object):
+            self = .null
+            defer { self = .object(object) }
+            if rest.isEmpty {
+                object[token] = nil
+            } else if var child = object[token] {
+                object[token] = .null
+                child.removeCreated(at: rest)
+                object[token] = child
+            }
+        case .array(var array):
+            let index = token == "-" ? array.count - 1 : Int(token) ?? -1
+            guard array.indices.contains(index) else { return }
+            self = .null
+            defer { self = .array(array) }
+            if rest.isEmpty {
+                array.remove(at: index)
+            } else {
+                var child = array[index]
+                array[index] = .null
+                child.removeCreated(at: rest)
+                array[index] = child
+            }
+        default:
+            return
+        }
     }
 }
