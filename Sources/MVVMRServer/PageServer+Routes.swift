@@ -719,18 +719,23 @@ struct RouteStatusCounter: Sendable {
 
     private let counter: Counter
     private let route: String
+    /// The most common status's series, counted without a lookup.
+    private let ok: CounterSeries
     private let series: [Int: CounterSeries]
 
     /// The counts of `route` in `counter` (labels: route, status).
     init(_ counter: Counter, route: String) {
         self.counter = counter
         self.route = route
+        ok = counter.series([route, "200"])
         series = Dictionary(uniqueKeysWithValues: Self.knownStatuses.map { ($0, counter.series([route, String($0)])) })
     }
 
     /// Counts one request answered with `status`.
     func count(_ status: Int) {
-        if let known = series[status] {
+        if status == 200 {
+            ok.increment()
+        } else if let known = series[status] {
             known.increment()
         } else {
             counter.increment([route, String(status)])

@@ -87,7 +87,8 @@ final class SessionTable<Entry: Sendable>: Sendable {
         }
     }
 
-    /// How many shards the table has: a power of two, more than a machine's request threads usually are.
+    /// How many shards the table has: sixteen (the top four bits of a hash pick one), more than a machine's request
+    /// threads usually are.
     static var shardCount: Int { 16 }
 
     /// The most sessions kept.
@@ -115,21 +116,27 @@ final class SessionTable<Entry: Sendable>: Sendable {
         }
     }
 
-    /// The shard that holds `identifier`: from a hash of its first bytes (FNV-1a; ids are random, so their first
-    /// bytes spread evenly, and a hash over all of a client's bytes would cost more than the lookup it spares).
+    /// The shard that holds `identifier`: from a hash of its first eight bytes (ids are random, so their first bytes
+    /// spread evenly, and a hash over all of a client's bytes would cost more than the lookup it spares).
     private func shard(_ identifier: String) -> Locked<State> {
         shards[Self.shardIndex(of: identifier)]
     }
 
-    /// The index of the shard that holds `identifier`.
+    /// The index of the shard that holds `identifier`: its first eight bytes read as one number, times the golden
+    /// ratio's fraction (Fibonacci hashing), whose top bits depend on all of them.
     static func shardIndex(of identifier: String) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        var utf8 = identifier.utf8.makeIterator()
-        for _ in 0..<8 {
-            guard let byte = utf8.next() else { break }
-            hash = (hash ^ UInt32(byte)) &* 16_777_619
+        var first: UInt64 = 0
+        let read: Void? = identifier.utf8.withContiguousStorageIfAvailable { bytes in
+            withUnsafeMutableBytes(of: &first) { word in
+                for index in 0..<min(8, bytes.count) { word[index] = bytes[index] }
+            }
         }
-        return Int(hash & UInt32(shardCount - 1))
+        if read == nil {
+            withUnsafeMutableBytes(of: &first) { word in
+                for (index, byte) in identifier.utf8.prefix(8).enumerated() { word[index] = byte }
+            }
+        }
+        return Int(truncatingIfNeeded: (first &* 0x9E37_79B9_7F4A_7C15) >> 60)
     }
 
     /// The number of live sessions.
