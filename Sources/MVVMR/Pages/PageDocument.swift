@@ -157,8 +157,8 @@ final class PageDocument {
     }
 
     /// Whether the document holds an array of `count` elements at `pointer` in which each change keeps its
-    /// element's identity. Not inlined: the reference it takes to the array is given back when it returns, before
-    /// the writes, which would otherwise copy the array.
+    /// element's identity. Not inlined, so that the reference it takes to the array is given back before the writes
+    /// (one still held then would make them copy the array).
     @inline(never)
     private func elementsFit(_ changes: [ElementChange], at pointer: JSONPointer, count: Int, identityKey: String) -> Bool {
         guard case .array(let current)? = view[pointer], current.count == count else { return false }

@@ -44,7 +44,7 @@ struct LineBytes {
 
     /// Writes a literal's UTF-8.
     mutating func put(_ literal: StaticString) {
-        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        literal.withUTF8Buffer { put($0) }
     }
 
     /// Writes `bytes`.
