@@ -110,34 +110,49 @@ extension JSONValue {
     }
 
     static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
-        // Copy runs of bytes that need no escaping in one go.
+        forEachEscapedPiece(of: bytes) { buffer.append(contentsOf: $0) }
+    }
+
+    /// Hands `bytes` (UTF-8) to `emit` as the inside of a JSON string, piece by piece: each run of bytes that needs
+    /// no escaping as it is, in one call, and each escape sequence (`\"`, `\n`, `\u001f`, …). The one escaper behind
+    /// every JSON string this project writes, into an array or (a log line) into a buffer of its own.
+    /// - Parameters:
+    ///   - bytes: the string's UTF-8.
+    ///   - emit: receives the pieces in order; each buffer is valid only during the call.
+    @inlinable @inline(__always)
+    public static func forEachEscapedPiece(
+        of bytes: UnsafeBufferPointer<UInt8>, _ emit: (UnsafeBufferPointer<UInt8>) -> Void
+    ) {
         var runStart = 0
         for index in bytes.indices {
             let byte = bytes[index]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            if runStart < index {
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-            }
+            if runStart < index { emit(UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
             runStart = index + 1
-            buffer.append(UInt8(ascii: "\\"))
+            let second: UInt8
             switch byte {
-            case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\"))
-            case 0x0A: buffer.append(UInt8(ascii: "n"))
-            case 0x0D: buffer.append(UInt8(ascii: "r"))
-            case 0x09: buffer.append(UInt8(ascii: "t"))
-            case 0x08: buffer.append(UInt8(ascii: "b"))
-            case 0x0C: buffer.append(UInt8(ascii: "f"))
-            default:
-                let hexDigits: StaticString = "0123456789abcdef"
-                buffer.appendLiteral("u00")
-                buffer.append(hexDigits.utf8Start[Int(byte >> 4)])
-                buffer.append(hexDigits.utf8Start[Int(byte & 0x0F)])
+            case UInt8(ascii: "\""): second = UInt8(ascii: "\"")
+            case UInt8(ascii: "\\"): second = UInt8(ascii: "\\")
+            case 0x0A: second = UInt8(ascii: "n")
+            case 0x0D: second = UInt8(ascii: "r")
+            case 0x09: second = UInt8(ascii: "t")
+            case 0x08: second = UInt8(ascii: "b")
+            case 0x0C: second = UInt8(ascii: "f")
+            default: second = 0
+            }
+            let hexDigits: StaticString = "0123456789abcdef"
+            var escape: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+                second != 0
+                ? (UInt8(ascii: "\\"), second, 0, 0, 0, 0)
+                : (
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hexDigits.utf8Start[Int(byte >> 4)], hexDigits.utf8Start[Int(byte & 0x0F)]
+                )
+            withUnsafeBytes(of: &escape) { raw in
+                emit(UnsafeBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[..<(second != 0 ? 2 : 6)]))
             }
         }
-        if runStart < bytes.count {
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
-        }
+        if runStart < bytes.count { emit(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
     }
 }
 

@@ -137,10 +137,7 @@ extension PageServer {
     /// The client's address as a request's log line gives it: the one ``clientAddress(_:)`` names, kept as the
     /// peer's bytes when no trusted proxy named another.
     private func logAddress(_ request: HTTPRequest) -> RequestLogFields.Address {
-        if configuration.trustForwardedHeaders, request.headers["X-Forwarded-For"] != nil {
-            return .forwarded(clientAddress(request))
-        }
-        return .peer(request.remoteIP)
+        forwardedAddress(request).map { .forwarded($0) } ?? .peer(request.remoteIP)
     }
 
     // MARK: - Requests
@@ -164,13 +161,17 @@ extension PageServer {
     /// client may send any `X-Forwarded-For` it likes, and proxies append to it), so believing the first would
     /// let a client pick the address it is limited as.
     func clientAddress(_ request: HTTPRequest) -> String {
-        if configuration.trustForwardedHeaders, let forwarded = request.headers["X-Forwarded-For"],
+        forwardedAddress(request) ?? request.remoteAddress
+    }
+
+    /// The rightmost `X-Forwarded-For` entry, when the server trusts a proxy to have appended it (see
+    /// ``clientAddress(_:)``); nil otherwise, or when the header has none.
+    private func forwardedAddress(_ request: HTTPRequest) -> String? {
+        guard configuration.trustForwardedHeaders, let forwarded = request.headers["X-Forwarded-For"],
             let last = forwarded.split(separator: ",").last
-        {
-            let address = String(last).trimmingSpaces
-            if !address.isEmpty { return address }
-        }
-        return request.remoteAddress
+        else { return nil }
+        let address = String(last).trimmingSpaces
+        return address.isEmpty ? nil : address
     }
 
     private func requestScheme(_ request: HTTPRequest) -> String {
@@ -721,6 +722,7 @@ struct RouteStatusCounter: Sendable {
     private let route: String
     /// The most common status's series, counted without a lookup.
     private let ok: CounterSeries
+    /// The other known statuses' series.
     private let series: [Int: CounterSeries]
 
     /// The counts of `route` in `counter` (labels: route, status).
@@ -728,7 +730,8 @@ struct RouteStatusCounter: Sendable {
         self.counter = counter
         self.route = route
         ok = counter.series([route, "200"])
-        series = Dictionary(uniqueKeysWithValues: Self.knownStatuses.map { ($0, counter.series([route, String($0)])) })
+        series = Dictionary(
+            uniqueKeysWithValues: Self.knownStatuses.filter { $0 != 200 }.map { ($0, counter.series([route, String($0)])) })
     }
 
     /// Counts one request answered with `status`.

@@ -99,26 +99,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Appends the address as text (`127.0.0.1`, `::1`; nothing when unknown) to `bytes`.
-    /// - Parameter bytes: where the text goes.
-    public func appendText(to bytes: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maximumTextCount) { buffer in
-            let count = writeText(into: buffer)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
-        }
-    }
-
     /// The address as text (`127.0.0.1`, `::1`), or an empty string when unknown.
     public var description: String {
-        guard byteCount > 0 else { return "" }
-        var raw = (high, low)
-        return withUnsafeBytes(of: &raw) { rawBuffer in
-            withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { text in
-                guard let source = rawBuffer.baseAddress?.assumingMemoryBound(to: UInt8.self), let base = text.baseAddress,
-                    mvvmr_format_ip_address(source, Int32(byteCount), base, 64) == 1
-                else { return "" }
-                return String(cString: base)
-            }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maximumTextCount) { buffer in
+            String(decoding: UnsafeBufferPointer(rebasing: buffer[..<writeText(into: buffer)]), as: UTF8.self)
         }
     }
 }

@@ -106,7 +106,7 @@ final class PageDocument {
         guard let (depth, replaced) = view.write(value, at: pointer.tokens[...]) else { return }
         let changed = depth == pointer.tokens.count ? pointer : JSONPointer(tokens: Array(pointer.tokens.prefix(depth)))
         if changes.isEmpty { turn.markChanged(self) }
-        if !changes.contains(where: { changed.tokens.starts(with: $0.path.tokens) }) {
+        if !changes.contains(where: { Self.path(changed, isAtOrBelow: $0.path) }) {
             changes.append(Change(path: changed, old: replaced.map { turnStartValue(of: $0, at: changed) }))
         }
     }
@@ -115,21 +115,24 @@ final class PageDocument {
     /// writes below `path` put back, latest first, which are dropped from the turn's changes (the write at `path`
     /// stands for them from now on).
     private func turnStartValue(of current: JSONValue, at path: JSONPointer) -> JSONValue {
-        let depth = path.tokens.count
-        guard changes.contains(where: { $0.path.tokens.count > depth && $0.path.tokens.starts(with: path.tokens) }) else {
-            return current
-        }
+        let isBelow = { (change: Change) in change.path != path && Self.path(change.path, isAtOrBelow: path) }
+        guard changes.contains(where: isBelow) else { return current }
         var value = current
-        for change in changes.reversed() where change.path.tokens.count > depth && change.path.tokens.starts(with: path.tokens) {
-            let tokens = change.path.tokens[depth...]
+        for change in changes.reversed() where isBelow(change) {
+            let tokens = change.path.tokens[path.tokens.count...]
             if let old = change.old {
                 _ = value.write(old, at: tokens)
             } else {
                 value.removeCreated(at: tokens)
             }
         }
-        changes.removeAll { $0.path.tokens.count > depth && $0.path.tokens.starts(with: path.tokens) }
+        changes.removeAll(where: isBelow)
         return value
+    }
+
+    /// Whether `path` is `ancestor` or lies below it.
+    private static func path(_ path: JSONPointer, isAtOrBelow ancestor: JSONPointer) -> Bool {
+        path.tokens.starts(with: ancestor.tokens)
     }
 
     /// One element of an array binding that changed: its index and its new JSON.

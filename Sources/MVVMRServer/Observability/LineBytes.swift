@@ -63,28 +63,10 @@ struct LineBytes {
         if handled == nil { Array(text.utf8).withUnsafeBufferPointer { putEscaped($0) } }
     }
 
-    /// Writes UTF-8 `bytes` escaped as the inside of a JSON string (no quotes).
+    /// Writes UTF-8 `bytes` escaped as the inside of a JSON string (no quotes), as every JSON string of the project
+    /// is (``JSONValue/forEachEscapedPiece(of:_:)``).
     mutating func putEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        var runStart = 0
-        for index in bytes.indices {
-            let byte = bytes[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            if runStart < index { put(UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
-            runStart = index + 1
-            put(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): put(byte)
-            case 0x0A: put(UInt8(ascii: "n"))
-            case 0x0D: put(UInt8(ascii: "r"))
-            case 0x09: put(UInt8(ascii: "t"))
-            default:
-                let hexDigits: StaticString = "0123456789abcdef"
-                put("u00")
-                put(hexDigits.utf8Start[Int(byte >> 4)])
-                put(hexDigits.utf8Start[Int(byte & 0x0F)])
-            }
-        }
-        if runStart < bytes.count { put(UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
     }
 
     /// Writes `value` in decimal (at most 20 bytes).

@@ -21,17 +21,6 @@ public enum LogLevel: String, Sendable, Comparable, CaseIterable {
         }
     }
 
-    /// The level's name as a log line writes it (its raw value, without making a `String`).
-    var staticName: StaticString {
-        switch self {
-        case .debug: "debug"
-        case .info: "info"
-        case .warning: "warning"
-        case .error: "error"
-        case .off: "off"
-        }
-    }
-
     /// Orders levels by severity.
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
 }

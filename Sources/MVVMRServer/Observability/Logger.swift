@@ -101,7 +101,7 @@ public struct Logger: Sendable {
             line.put(#"{"time":""#)
             line.putTimestampNow()
             line.put(#"","level":""#)
-            line.put(messageLevel.staticName)
+            line.putEscaped(messageLevel.rawValue)
             line.put(#"","message":"request","method":""#)
             line.putEscaped(fields.method)
             line.put(#"","path":""#)

@@ -131,7 +131,7 @@ final class HistogramCell: Sendable {
     var series: Series { Series(bucketCounts: buckets.map(\.value), sum: sum.value) }
 }
 
-/// One label combination of a ``Histogram``, looked up once: observing takes only that series' lock.
+/// One label combination of a ``Histogram``, looked up once: observing it takes no lock and no lookup.
 public struct HistogramSeries: Sendable {
     let cell: HistogramCell
     let bucketBounds: [Double]
