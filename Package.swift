@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "MVVMR", targets: ["MVVMR"]),
         .library(name: "MVVMRTesting", targets: ["MVVMRTesting"]),
         .library(name: "MVVMRServer", targets: ["MVVMRServer"]),
+        .library(name: "MVVMRProtocol", targets: ["MVVMRProtocol"]),
         .library(name: "MVVMRClient", targets: ["MVVMRClient"]),
         .executable(name: "mvvmr-demo", targets: ["MVVMRDemo"]),
         .executable(name: "json-patch", targets: ["json-patch"]),
@@ -44,16 +45,19 @@ let package = Package(
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], swiftSettings: releaseSettings),
         // JSON values, JSON Pointer, a Codable coder for JSON values, RFC 6902 apply and diff; no other dependency.
         .target(name: "JSONPatch", swiftSettings: releaseSettings),
+        // The page protocol's wire messages: one byte encoder, one decoder and the OpenAPI schema of each, shared by
+        // the server and the Swift client.
+        .target(name: "MVVMRProtocol", dependencies: ["JSONPatch"], swiftSettings: releaseSettings),
         // The programming model: View, ViewModel, UnitCase, Binder, Router, Signal/Driver, Page.
         .target(name: "MVVMR", dependencies: ["JSONPatch", "Locking"], swiftSettings: releaseSettings),
         // Tests pages without HTTP: the exhaustive PageTester.
         .target(name: "MVVMRTesting", dependencies: ["MVVMR", "JSONPatch"], swiftSettings: releaseSettings),
         // Sessions, the page protocol's endpoints, SSE, configuration, health, metrics, the session stores.
         .target(
-            name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "JSONPatch", "Locking", "CSQLite", "CNATS"],
+            name: "MVVMRServer", dependencies: ["MicroHTTP", "MVVMR", "MVVMRProtocol", "JSONPatch", "Locking", "CSQLite", "CNATS"],
             swiftSettings: releaseSettings),
         // The Swift client SDK (URLSession).
-        .target(name: "MVVMRClient", dependencies: ["JSONPatch"], swiftSettings: releaseSettings),
+        .target(name: "MVVMRClient", dependencies: ["MVVMRProtocol", "JSONPatch"], swiftSettings: releaseSettings),
         // The demo's pages (no HTTP in them) and the demo server, the main job.
         .target(name: "DemoPages", dependencies: ["MVVMR", "JSONPatch"], swiftSettings: releaseSettings),
         .executableTarget(
@@ -81,6 +85,7 @@ let package = Package(
         .testTarget(name: "MVVMRTests", dependencies: ["MVVMR", "MVVMRTesting", "JSONPatch", "Locking"]),
         .testTarget(name: "MVVMRTestingTests", dependencies: ["MVVMRTesting", "MVVMR", "JSONPatch"]),
         .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "JSONPatch", "Locking"]),
+        .testTarget(name: "MVVMRProtocolTests", dependencies: ["MVVMRProtocol", "JSONPatch"]),
         .testTarget(name: "MVVMRClientTests", dependencies: ["MVVMRClient", "MVVMRServer", "MVVMR", "JSONPatch"]),
         // docs/CLIENT.md's complete example, run against the demo's pages (a target of its own: the client tests' units
         // share names with the demo's).
