@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "JSONPatchTests", dependencies: ["JSONPatch", "json-patch"]),
         .testTarget(name: "MVVMRTests", dependencies: ["MVVMR", "MVVMRTesting", "JSONPatch", "Locking"]),
         .testTarget(name: "MVVMRTestingTests", dependencies: ["MVVMRTesting", "MVVMR", "JSONPatch"]),
-        .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "JSONPatch", "Locking"]),
+        .testTarget(name: "MVVMRServerTests", dependencies: ["MVVMRServer", "MVVMR", "MVVMRProtocol", "JSONPatch", "Locking"]),
         .testTarget(name: "MVVMRProtocolTests", dependencies: ["MVVMRProtocol", "JSONPatch"]),
         .testTarget(name: "MVVMRClientTests", dependencies: ["MVVMRClient", "MVVMRServer", "MVVMR", "JSONPatch"]),
         // docs/CLIENT.md's complete example, run against the demo's pages (a target of its own: the client tests' units

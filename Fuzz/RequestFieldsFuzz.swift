@@ -1,15 +1,16 @@
-// libFuzzer target for the request fields the page protocol reads (Sources/MVVMRServer/Protocol/RequestParsing.swift):
-// an action body's `action`, `value` and `rev`, and `Last-Event-ID`.
+// libFuzzer target for the request fields the page protocol reads: an action body's `action`, `value` and `rev`
+// (`WireActionRequest`, Sources/MVVMRProtocol) and `Last-Event-ID` (Sources/MVVMRServer/Protocol/RequestParsing.swift).
 //
-// Fuzz/run.sh compiles RequestParsing.swift and this file into one module against a JSONPatch module built with the
-// same instrumentation. The first byte chooses what the rest is; each case checks properties, and a violated one traps
+// Fuzz/run.sh compiles RequestParsing.swift and this file into one module against JSONPatch and MVVMRProtocol modules
+// built with the same instrumentation. The first byte chooses what the rest is; each case checks properties, and a violated one traps
 // on purpose (libFuzzer saves the input):
-// - 0, an action body (JSON text): its fields agree with a reference reading, and the fields written back as a body
-//   and parsed again read the same;
+// - 0, an action body (JSON text): its fields agree with a reference reading, and the request written back by its
+//   own encoder and parsed again reads the same;
 // - 1, a Last-Event-ID text: the parse agrees with a reference written over the digits as text;
 // - 2, eight bytes as a Double's bits: `rev` accepts exactly the whole doubles in 0...2^53, as the number they are,
 //   also after the double's JSON text is parsed again; and `String(n)` for a non-negative Int reads back as n.
 import JSONPatch
+import MVVMRProtocol
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -25,9 +26,9 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
 
 private func checkActionBody(_ bytes: [UInt8]) {
     guard let body = try? JSONValue(parsing: bytes, maxDepth: 64) else { return }
-    let fields: ActionRequestFields
-    do throws(RequestFieldError) {
-        fields = try RequestParsing.actionFields(of: body)
+    let fields: WireActionRequest
+    do throws(WireDecodingError) {
+        fields = try WireActionRequest(json: body)
     } catch {
         // Refused: the reference must find something wrong too.
         if case .object(let object) = body, case .string? = object["action"], referenceRevision(object["rev"]) != nil {
@@ -37,16 +38,11 @@ private func checkActionBody(_ bytes: [UInt8]) {
     }
     guard case .object(let object) = body, case .string(let action)? = object["action"], action == fields.action,
         fields.value == (object["value"] ?? .null), let expected = referenceRevision(object["rev"]),
-        expected == fields.clientRevision
+        expected == fields.rev
     else { fuzzFailure("the fields differ from the reference reading", bytes) }
-    // Written back as a body (as a client would resend it), the fields read the same.
-    var rewritten = JSONObject()
-    rewritten["action"] = .string(fields.action)
-    rewritten["value"] = fields.value
-    if let revision = fields.clientRevision { rewritten["rev"] = .int(revision) }
-    let text = JSONValue.object(rewritten).jsonBytes
-    guard let reparsed = try? JSONValue(parsing: text, maxDepth: 64), let again = try? RequestParsing.actionFields(of: reparsed),
-        again == fields
+    // Written back by the request's own encoder (as the Swift client sends it), the fields read the same.
+    let text = fields.jsonBytes
+    guard let again = try? WireActionRequest(parsing: text, maxDepth: 64), again == fields
     else { fuzzFailure("the fields written back as a body read differently", text) }
 }
 
@@ -93,7 +89,7 @@ private func checkRevisionDouble(_ bytes: [UInt8]) {
     var bits: UInt64 = 0
     for byte in bytes.prefix(8) { bits = bits << 8 | UInt64(byte) }
     let number = Double(bitPattern: bits)
-    let revision = Result { () throws(RequestFieldError) -> Int? in try RequestParsing.revision(.double(number)) }
+    let revision = Result { () throws(WireDecodingError) -> Int? in try WireActionRequest.revision(.double(number)) }
     let mustAccept = number >= 0 && number <= 9_007_199_254_740_992 && number == number.rounded(.towardZero)
     switch revision {
     case .success(let accepted?):
@@ -105,7 +101,7 @@ private func checkRevisionDouble(_ bytes: [UInt8]) {
     }
     // The same double as JSON text, parsed as a body's member is: the same answer (the text keeps it a double).
     if number.isFinite, let reparsed = try? JSONValue(parsing: JSONValue.double(number).jsonBytes, maxDepth: 4) {
-        let again = Result { () throws(RequestFieldError) -> Int? in try RequestParsing.revision(reparsed) }
+        let again = Result { () throws(WireDecodingError) -> Int? in try WireActionRequest.revision(reparsed) }
         guard again == revision else { fuzzFailure("rev \(number) reads differently from its JSON text", bytes) }
     }
     // Any non-negative Int written in decimal is that event id.

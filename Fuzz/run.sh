@@ -4,7 +4,8 @@
 # request-target). Exits non-zero when a target finds a crash, a sanitizer report or a violated property.
 #
 #   json-parser     Sources/JSONPatch: the JSON parser, encoder, pointers and the patch engine
-#   request-fields  Sources/MVVMRServer/Protocol/RequestParsing.swift: an action body's fields, Last-Event-ID
+#   request-fields  Sources/MVVMRProtocol's action request (an action body's fields) and
+#                   Sources/MVVMRServer/Protocol/RequestParsing.swift (Last-Event-ID)
 #   request-target  Sources/MicroHTTP: path segments, percent-decoding, the packed headers, cookies and query
 set -euo pipefail
 
@@ -40,8 +41,9 @@ build() {
                 Sources/JSONPatch/*.swift Fuzz/JSONParserFuzz.swift -o "$BUILD/json-parser-fuzz" ;;
         request-fields)
             library JSONPatch Sources/JSONPatch/*.swift
+            library MVVMRProtocol Sources/MVVMRProtocol/*.swift
             # RequestParsing.swift needs only JSONPatch: it joins the target's module, so its internal types are seen.
-            "${SWIFTC[@]}" "${LINKER[@]}" -module-name RequestFieldsFuzz -I "$MODULES" -L "$MODULES" -lJSONPatch \
+            "${SWIFTC[@]}" "${LINKER[@]}" -module-name RequestFieldsFuzz -I "$MODULES" -L "$MODULES" -lMVVMRProtocol -lJSONPatch \
                 Sources/MVVMRServer/Protocol/RequestParsing.swift Fuzz/RequestFieldsFuzz.swift \
                 -o "$BUILD/request-fields-fuzz" ;;
         request-target)

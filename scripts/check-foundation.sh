@@ -4,7 +4,7 @@
 # FoundationInternationalization. Checks the sources, and the demo binary's linked libraries when built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-server_modules=(Locking CMicroHTTPD CSQLite CNATS MicroHTTP JSONPatch MVVMR MVVMRServer DemoPages DemoApp)
+server_modules=(Locking CMicroHTTPD CSQLite CNATS MicroHTTP JSONPatch MVVMRProtocol MVVMR MVVMRServer DemoPages DemoApp)
 status=0
 for module in "${server_modules[@]}"; do
   [ -d "Sources/$module" ] || continue

@@ -1,5 +1,6 @@
 import Foundation
 import JSONPatch
+import MVVMRProtocol
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -163,24 +164,14 @@ extension PageClient {
         if event.name == "expired" { return .expired }
         let sequence = event.id.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         let decoded: DecodedEvent
-        do {
-            let data = try JSONValue(parsing: event.data, maxDepth: 512)
-            switch event.name {
-            case "patch":
-                guard let unit = data["unit"]?.stringValue, let rev = data["rev"]?.intValue, let patch = data["patch"] else {
-                    throw PageClientError.invalidResponse("a patch event needs 'unit', 'rev' and 'patch'")
-                }
-                decoded = .patch(unit: unit, rev: rev, patch: try ProtocolDecoding.patch(patch))
-            case "navigate":
-                let (change, page) = try ProtocolDecoding.navigation(data)
-                decoded = .navigate(change, page)
-            case "snapshot":
-                decoded = .snapshot(try ProtocolDecoding.page(data))
-            default:
-                decoded = .other
-            }
-        } catch {
-            decoded = .other  // an event this client cannot read: skipped (its page resyncs on the next gap)
+        // An event this client cannot read, or does not know, is skipped (its page resyncs on the next gap).
+        switch try? WireEvent.decode(name: event.name, data: event.data.utf8) {
+        case .patch(let patch)?: decoded = .patch(unit: patch.unit, rev: patch.rev, patch: patch.patch)
+        case .navigate(let navigation)?:
+            let (change, page) = ProtocolDecoding.navigation(navigation)
+            decoded = .navigate(change, page)
+        case .snapshot(let page)?: decoded = .snapshot(ClientPage(page))
+        case .expired?, nil: decoded = .other
         }
         var resync: String?
         let current = state.withLock { state -> Bool in

@@ -1,5 +1,6 @@
 import Foundation
 import JSONPatch
+import MVVMRProtocol
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -24,7 +25,7 @@ extension PageClient {
     }
 
     func makeRequest(
-        _ method: String, _ path: [String], query: [String: String] = [:], body: JSONValue? = nil, session: String?,
+        _ method: String, _ path: [String], query: [String: String] = [:], body: [UInt8]? = nil, session: String?,
         idempotencyKey: String? = nil
     ) -> URLRequest {
         var url = baseURL
@@ -42,7 +43,7 @@ extension PageClient {
         if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.jsonBytes)
+            request.httpBody = Data(body)
         }
         return request
     }
@@ -80,7 +81,7 @@ extension PageClient {
     /// (and reported as ``PageClientError/sessionRecovered(_:)``).
     /// - Returns: the body (`null` when empty), the answer, and the session id the request was sent with.
     func call(
-        _ method: String, _ path: [String], query: [String: String] = [:], body: JSONValue? = nil,
+        _ method: String, _ path: [String], query: [String: String] = [:], body: [UInt8]? = nil,
         policy: RetryPolicy = .idempotent, idempotencyKey: String? = nil
     ) async throws -> (JSONValue, TransportResponse, String) {
         guard let session = sessionID else { throw PageClientError.noSession }
@@ -100,27 +101,16 @@ extension PageClient {
 
     /// `POST /api/sessions` (retried like an idempotent request: a duplicate session only idles out).
     func requestNewSession(at unit: String?, parameters: [String: String]) async throws -> OpenedSession {
-        var body = JSONObject()
-        if let unit { body["unit"] = .string(unit) }
-        if !parameters.isEmpty {
-            body["parameters"] = .object(JSONObject(parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
-        }
-        let request = makeRequest("POST", ["api", "sessions"], body: .object(body), session: nil)
+        let body = WireNewSession(unit: unit, parameters: parameters).jsonBytes
+        let request = makeRequest("POST", ["api", "sessions"], body: body, session: nil)
         let response = try await exchange(request, policy: .idempotent)
         guard (200..<300).contains(response.status) else {
             throw PageClientError.server(ProtocolDecoding.serverError(response))
         }
-        let json = try ProtocolDecoding.json(response.body)
-        guard let session = json["session"]?.stringValue, let pageValue = json["page"] else {
-            throw PageClientError.invalidResponse("a new session needs 'session' and 'page'")
-        }
-        let page = try ProtocolDecoding.page(pageValue)
-        let navigation =
-            ProtocolDecoding.navigationState(json["navigation"]) ?? ProtocolDecoding.navigationState(pageValue["navigation"])
-            ?? PageNavigation(stack: [page.unit])
+        let created = try ProtocolDecoding.decode(try ProtocolDecoding.json(response.body), as: WireSessionCreated.self)
         return OpenedSession(
-            session: session, page: page, navigation: navigation, sequence: pageValue["seq"]?.intValue ?? 0,
-            parameters: parameters)
+            session: created.page.session, page: ClientPage(created.page.page),
+            navigation: PageNavigation(created.page.navigation), sequence: created.page.seq, parameters: parameters)
     }
 
     /// Makes a new session the client's: its first page, its navigation, its seq as the last event id.

@@ -1,5 +1,6 @@
 import Foundation
 import JSONPatch
+import MVVMRProtocol
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -176,10 +177,10 @@ public final class PageClient: Sendable {
     /// - Throws: ``PageClientError``.
     public func synchronize() async throws {
         let (body, _, session) = try await call("GET", ["api", "session"])
-        var pages: [ClientPage] = []
-        for value in body["pages"]?.arrayValue ?? [] { pages.append(try ProtocolDecoding.page(value)) }
-        let navigation = ProtocolDecoding.navigationState(body["navigation"])
-        let sequence = body["seq"]?.intValue
+        let answer = try ProtocolDecoding.decode(body, as: WireSession.self)
+        let pages = answer.pages.map(ClientPage.init)
+        let navigation = PageNavigation(answer.navigation)
+        let sequence = answer.seq
         state.withLock { state in
             guard state.sessionID == session else { return }
             var changes: [PageClientChange] = []
@@ -188,9 +189,9 @@ public final class PageClient: Sendable {
                 state.pages[unit] = nil
                 changes.append(.pageRemoved(unit))
             }
-            if let navigation, navigation != state.navigation {
+            if navigation != state.navigation {
                 state.navigation = navigation
-                if let sequence { state.navigationSequence = max(state.navigationSequence, sequence) }
+                state.navigationSequence = max(state.navigationSequence, sequence)
                 if let top = navigation.top {
                     let change = PageNavigationChange(kind: .root, unit: top, navigation: navigation)
                     state.lastNavigation = change
@@ -256,17 +257,20 @@ public final class PageClient: Sendable {
             return .success((target, state.pages[target]?.rev))
         }
         let (target, baseRev) = try resolved.get()
-        var request: JSONObject = ["action": .string(action), "value": value]
-        if let baseRev { request["rev"] = .int(baseRev) }
+        let request = WireActionRequest(action: action, value: value, rev: baseRev)
         let key = idempotencyKey ?? UUID().uuidString
         let (body, response, session) = try await call(
-            "POST", ["api", "pages", target, "actions"], body: .object(request), idempotencyKey: key)
-        guard let unit = body["unit"]?.stringValue, let rev = body["rev"]?.intValue, let seq = body["seq"]?.intValue else {
-            throw PageClientError.invalidResponse("an action response needs 'unit', 'rev' and 'seq'")
+            "POST", ["api", "pages", target, "actions"], body: request.jsonBytes, idempotencyKey: key)
+        let answer = try ProtocolDecoding.decode(body, as: WireActionResponse.self)
+        let (unit, rev, seq) = (answer.unit, answer.rev, answer.seq)
+        var patch: JSONPatch?
+        var snapshot: ClientPage?
+        switch answer.change {
+        case .patch(let changes): patch = changes
+        case .snapshot(let page): snapshot = ClientPage(page)
+        case .none: break
         }
-        let patch = try body["patch"].map(ProtocolDecoding.patch)
-        let snapshot = try ProtocolDecoding.present(body["snapshot"]).map(ProtocolDecoding.page)
-        let navigation = try ProtocolDecoding.present(body["navigation"]).map(ProtocolDecoding.navigation)
+        let navigation = answer.navigation.map(ProtocolDecoding.navigation)
         var resync: [String] = []
         state.withLock { state in
             guard state.sessionID == session else { return }
@@ -287,7 +291,7 @@ public final class PageClient: Sendable {
         for unit in resync { scheduleResync(unit) }
         return ActionReceipt(
             unit: unit, rev: rev, seq: seq, replayed: response.header("Idempotent-Replayed") == "true",
-            navigation: navigation?.change, navigationErrorCode: body["navigation_error"]?["code"]?.stringValue)
+            navigation: navigation?.change, navigationErrorCode: answer.navigationError?.code)
     }
 
     /// Pops the top page (`POST /api/navigation` `{"type": "back"}`), as a system back button does; no
@@ -296,7 +300,7 @@ public final class PageClient: Sendable {
     /// - Throws: ``PageClientError``.
     @discardableResult
     public func goBack() async throws -> PageNavigationChange? {
-        try await navigate(["type": "back"])
+        try await navigate(.back)
     }
 
     /// Opens a unit (`POST /api/navigation` `{"type": "open"}`): pops back to it when it is on the stack,
@@ -308,18 +312,15 @@ public final class PageClient: Sendable {
     /// - Throws: ``PageClientError``.
     @discardableResult
     public func open(_ unit: String, parameters: [String: String] = [:]) async throws -> PageNavigationChange? {
-        var body: JSONObject = ["type": "open", "unit": .string(unit)]
-        if !parameters.isEmpty {
-            body["parameters"] = .object(JSONObject(parameters.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
-        }
-        return try await navigate(.object(body))
+        try await navigate(.open(unit: unit, parameters: parameters))
     }
 
-    private func navigate(_ request: JSONValue) async throws -> PageNavigationChange? {
-        let (body, _, session) = try await call("POST", ["api", "navigation"], body: request, policy: .unsafe)
-        guard let value = body["navigation"], !value.isNull else { return nil }
-        let navigation = try ProtocolDecoding.navigation(value)
-        let sequence = body["seq"]?.intValue
+    private func navigate(_ request: WireNavigationRequest) async throws -> PageNavigationChange? {
+        let (body, _, session) = try await call("POST", ["api", "navigation"], body: request.jsonBytes, policy: .unsafe)
+        let answer = try ProtocolDecoding.decode(body, as: WireNavigationResponse.self)
+        guard let moved = answer.navigation else { return nil }
+        let navigation = ProtocolDecoding.navigation(moved)
+        let sequence: Int? = answer.seq
         state.withLock { state in
             guard state.sessionID == session else { return }
             state.emit(Self.applyNavigation(navigation.change, page: navigation.page, sequence: sequence, in: &state))

@@ -1,7 +1,9 @@
 import Foundation
 import JSONPatch
+import MVVMRProtocol
 
-/// Reading the page protocol's bodies (docs/PROTOCOL.md) into the client's values.
+/// Reading the page protocol's bodies with MVVMRProtocol's decoders (the server's own messages) into the
+/// client's values.
 enum ProtocolDecoding {
     static func json(_ data: Data) throws(PageClientError) -> JSONValue {
         do {
@@ -11,64 +13,33 @@ enum ProtocolDecoding {
         }
     }
 
-    /// The member, unless it is absent or `null` (`JSONValue` is `ExpressibleByNilLiteral`, so a `nil`
-    /// written in a closure returning it would be `.null`).
-    static func present(_ value: JSONValue?) -> JSONValue? {
-        guard let value else { return Optional.none }
-        if case .null = value { return Optional.none }
-        return value
-    }
-
-    /// `{"unit","rev","view","actions"}` (snapshot bodies carry more; it is ignored).
-    static func page(_ value: JSONValue) throws(PageClientError) -> ClientPage {
-        guard let unit = value["unit"]?.stringValue, let rev = value["rev"]?.intValue, let view = value["view"] else {
-            throw .invalidResponse("a page needs 'unit', 'rev' and 'view'")
-        }
-        var actions: [ClientAction] = []
-        for action in value["actions"]?.arrayValue ?? [] {
-            guard let name = action["name"]?.stringValue else { continue }
-            actions.append(ClientAction(name: name, valueType: action["value"]?.stringValue ?? "none"))
-        }
-        return ClientPage(unit: unit, rev: rev, view: view, actions: actions)
-    }
-
-    /// `{"stack": [...], "presented": name|null, "forward": [...]}` (`forward` may be absent: an older server).
-    static func navigationState(_ value: JSONValue?) -> PageNavigation? {
-        guard let value, let stack = value["stack"]?.arrayValue else { return nil }
-        return PageNavigation(
-            stack: stack.compactMap(\.stringValue), presented: value["presented"]?.stringValue,
-            forward: value["forward"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-    }
-
-    /// `{"type","unit","stack","presented","page"}`.
-    static func navigation(_ value: JSONValue) throws(PageClientError) -> (change: PageNavigationChange, page: ClientPage) {
-        guard let type = value["type"]?.stringValue, let state = navigationState(value), let pageValue = value["page"] else {
-            throw .invalidResponse("a navigation needs 'type', 'stack' and 'page'")
-        }
-        let page = try page(pageValue)
-        let change = PageNavigationChange(
-            kind: PageNavigationKind(rawValue: type), unit: value["unit"]?.stringValue ?? page.unit, navigation: state)
-        return (change, page)
-    }
-
-    /// A patch as JSON: `[{"op", ...}, ...]`.
-    static func patch(_ value: JSONValue) throws(PageClientError) -> JSONPatch {
-        do {
-            return try JSONPatch(json: value)
+    /// A body read as its message; what is wrong with it is ``PageClientError/invalidResponse(_:)``.
+    static func decode<Message: WireMessage>(_ json: JSONValue, as type: Message.Type) throws(PageClientError) -> Message {
+        do throws(WireDecodingError) {
+            return try Message(json: json)
         } catch {
-            throw .invalidResponse("not a JSON Patch (\(error))")
+            throw .invalidResponse(error.message)
         }
     }
 
-    /// The error of a non-2xx answer.
+    /// A page, from any body that holds one (a page, a snapshot).
+    static func page(_ json: JSONValue) throws(PageClientError) -> ClientPage {
+        ClientPage(try decode(json, as: WirePage.self))
+    }
+
+    /// A navigation, with the page now on top.
+    static func navigation(_ navigation: WireNavigation) -> (change: PageNavigationChange, page: ClientPage) {
+        (PageNavigationChange(navigation), ClientPage(navigation.page))
+    }
+
+    /// The error of a non-2xx answer (a body that is not the protocol's error reads as `http_<status>`).
     static func serverError(_ response: TransportResponse) -> ServerErrorInfo {
-        let body = try? JSONValue(parsing: response.body, maxDepth: 64)
-        let error = body?["error"]
+        let error = try? WireErrorBody(parsing: response.body, maxDepth: 64)
         return ServerErrorInfo(
             status: response.status,
-            code: error?["code"]?.stringValue ?? "http_\(response.status)",
-            message: error?["message"]?.stringValue ?? HTTPURLResponseStatus.text(response.status),
-            details: error?["details"],
+            code: error?.code ?? "http_\(response.status)",
+            message: error?.message ?? "HTTP \(response.status)",
+            details: error?.details,
             retryAfter: response.header("Retry-After").flatMap(retryAfterSeconds))
     }
 
@@ -78,8 +49,32 @@ enum ProtocolDecoding {
     }
 }
 
-enum HTTPURLResponseStatus {
-    static func text(_ status: Int) -> String {
-        "HTTP \(status)"
+extension ClientPage {
+    /// The client's copy of a page the server sent.
+    init(_ page: WirePage) {
+        self.init(unit: page.unit, rev: page.rev, view: page.view, actions: page.actions.map(ClientAction.init))
+    }
+}
+
+extension ClientAction {
+    /// An action a page the server sent takes.
+    init(_ action: WireAction) {
+        self.init(name: action.name, valueType: action.valueType)
+    }
+}
+
+extension PageNavigation {
+    /// A navigation state the server sent.
+    init(_ state: WireNavigationState) {
+        self.init(stack: state.stack, presented: state.presented, forward: state.forward)
+    }
+}
+
+extension PageNavigationChange {
+    /// A navigation the server sent.
+    init(_ navigation: WireNavigation) {
+        self.init(
+            kind: PageNavigationKind(rawValue: navigation.kind.rawValue), unit: navigation.unit,
+            navigation: PageNavigation(navigation.state))
     }
 }

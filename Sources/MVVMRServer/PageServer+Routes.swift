@@ -1,5 +1,6 @@
 import JSONPatch
 import MVVMR
+import MVVMRProtocol
 import MicroHTTP
 
 #if canImport(Glibc)
@@ -25,12 +26,12 @@ extension PageServer {
         route(&router, "GET", "/api/events") { [self] request throws(ProtocolError) in try eventsResponse(request) }
         route(&router, "GET", "/api/session/log") { [self] request throws(ProtocolError) in try sessionLogResponse(request) }
         route(&router, "GET", "/api/openapi.json") { [openAPIBody] _ in .json(openAPIBody) }
-        route(&router, "GET", "/healthz") { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        route(&router, "GET", "/healthz") { _ in .json(WireStatus.ok.jsonBytes) }
         route(&router, "GET", "/readyz") { [self] _ in
-            if isDraining { return .json(Array(#"{"status":"draining"}"#.utf8), status: 503) }
+            if isDraining { return .json(WireStatus.draining.jsonBytes, status: 503) }
             // A node whose session store cannot be reached (NATS down) cannot keep inputs: send no traffic to it.
-            if !store.isAvailable { return .json(Array(#"{"status":"store_unavailable"}"#.utf8), status: 503) }
-            return .json(Array(#"{"status":"ready"}"#.utf8))
+            if !store.isAvailable { return .json(WireStatus.storeUnavailable.jsonBytes, status: 503) }
+            return .json(WireStatus.ready.jsonBytes)
         }
         route(&router, "GET", "/metrics") { [metrics] _ in
             HTTPResponse(
@@ -223,10 +224,10 @@ extension PageServer {
         "Idempotent-Replayed": "true",
     ]
 
-    private func json(_ value: JSONValue, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
+    private func json(_ message: some WireMessage, status: Int = 200, headers: [HTTPHeader] = []) -> HTTPResponse {
         var allHeaders = Self.jsonNoStore
         for header in headers { allHeaders.add(name: header.name, value: header.value) }
-        return HTTPResponse(status: status, headers: allHeaders, body: .bytes(value.jsonBytes))
+        return HTTPResponse(status: status, headers: allHeaders, body: .bytes(message.jsonBytes))
     }
 
     private func sessionCookie(_ identifier: String, for request: HTTPRequest) -> HTTPHeader {
@@ -234,16 +235,13 @@ extension PageServer {
         return HTTPHeader(name: "Set-Cookie", value: "\(Self.cookieName)=\(identifier); Path=/; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
     }
 
-    /// Route parameters given in a body (`"parameters": {"id": "7"}`): absent, or an object of strings.
-    private func routeParameters(_ value: JSONValue?) throws(ProtocolError) -> [String: String] {
-        guard let value, !value.isNull else { return [:] }
-        guard case .object(let object) = value else { throw .invalidRequest("'parameters' must be an object of strings.") }
-        var parameters: [String: String] = [:]
-        for (key, item) in object {
-            guard case .string(let text) = item else { throw .invalidRequest("'parameters' must be an object of strings.") }
-            parameters[key] = text
+    /// A request body read as its message; what is wrong with it is `400 invalid_request`.
+    private func decode<Message: WireMessage>(_ body: JSONValue, as type: Message.Type) throws(ProtocolError) -> Message {
+        do throws(WireDecodingError) {
+            return try Message(json: body)
+        } catch {
+            throw .invalidRequest(error.message)
         }
-        return parameters
     }
 
     private func queryParameters(_ request: HTTPRequest) -> [String: String] {
@@ -296,13 +294,11 @@ extension PageServer {
 
     private func createSessionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
-        let body = try parseJSONBody(request, allowEmpty: true)
-        guard case .object(let options) = body else { throw .invalidRequest("The body must be a JSON object (or empty).") }
+        let options = try decode(try parseJSONBody(request, allowEmpty: true), as: WireNewSession.self)
         var unit: UnitCase?
         var refusal: PageError?
-        var parameters = try routeParameters(options["parameters"])
-        if let name = options["unit"] {
-            guard case .string(let unitName) = name else { throw .invalidRequest("'unit' must be a string.") }
+        var parameters = options.parameters
+        if let unitName = options.unit {
             guard let found = registry.unit(named: unitName) else { throw .unknownUnit(unitName) }
             if found.entry.admitsDeepLinks {
                 unit = found
@@ -315,13 +311,10 @@ extension PageServer {
         let (session, started) = try openSession(at: unit, parameters: parameters, request: request)
         let page = try topSnapshot(of: session, after: started)
         ack.after(session, input: session.pages.inputNumber)
-        var created: JSONObject = [
-            "session": .string(session.identifier),
-            "navigation": ProtocolEncoding.navigationState(started.state),
-            "page": ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
-        ]
-        if let refusal { created["navigation_error"] = ProtocolEncoding.navigationError(refusal) }
-        return json(.object(created), status: 201, headers: [sessionCookie(session.identifier, for: request)])
+        let created = WireSessionCreated(
+            page: page.wire(session: session.identifier, sequence: started.sequence, navigation: started.state),
+            navigationError: refusal?.wireNavigationError)
+        return json(created, status: 201, headers: [sessionCookie(session.identifier, for: request)])
     }
 
     private func sessionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
@@ -330,11 +323,8 @@ extension PageServer {
         let sequence = session.pages.sequence
         let navigation = session.pages.navigation
         let pages = session.pages.pages
-        return json([
-            "session": .string(session.identifier), "seq": .int(sequence),
-            "navigation": ProtocolEncoding.navigationState(navigation),
-            "pages": .array(pages.map { ProtocolEncoding.snapshot($0, session: session.identifier, sequence: sequence, navigation: navigation) }),
-        ])
+        return json(
+            WireSession(session: session.identifier, seq: sequence, navigation: navigation.wire, pages: pages.map(\.wire)))
     }
 
     private func deleteSessionResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
@@ -362,7 +352,7 @@ extension PageServer {
             let page = try topSnapshot(of: session, after: started)
             ack.after(session, input: session.pages.inputNumber)
             return json(
-                ProtocolEncoding.snapshot(page, session: session.identifier, sequence: started.sequence, navigation: started.state),
+                page.wire(session: session.identifier, sequence: started.sequence, navigation: started.state),
                 headers: [sessionCookie(session.identifier, for: request)])
         }
         let session = try self.session(identifiedBy: identifier)
@@ -374,7 +364,7 @@ extension PageServer {
             throw ProtocolError(error)
         }
         ack.after(session, input: read.inputNumber)
-        let body = ProtocolEncoding.snapshotBody(read, session: session.identifier, encodedActions: served.encodedActions)
+        let body = read.body(session: session.identifier, encodedActions: served.encodedActions)
         return HTTPResponse(status: 200, headers: Self.jsonNoStore, body: .bytes(body))
     }
 
@@ -387,13 +377,8 @@ extension PageServer {
         let session = try session(for: request)
         ack.uses(session)
         let body = try parseJSONBody(request, allowEmpty: false)
-        let fields: ActionRequestFields
-        do throws(RequestFieldError) {
-            fields = try RequestParsing.actionFields(of: body)
-        } catch {
-            throw .invalidRequest(error.message)
-        }
-        let (action, value, clientRevision) = (fields.action, fields.value, fields.clientRevision)
+        let fields = try decode(body, as: WireActionRequest.self)
+        let (action, value, clientRevision) = (fields.action, fields.value, fields.rev)
         try requireValueWithinLimit(value, bodyBytes: request.body.count)
 
         let perform = { (annotation: JSONValue?) throws(ProtocolError) -> ActionOutcome in
@@ -401,7 +386,7 @@ extension PageServer {
             do throws(PageError) {
                 let result = try session.pages.perform(
                     action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation)
-                let bytes = ProtocolEncoding.actionResultBody(result)
+                let bytes = result.wire.jsonBytes
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
                 if result.patch != nil { self.countPatchBytes(bytes.count, unit: unit, metrics: metrics) }
@@ -501,23 +486,15 @@ extension PageServer {
         try requireAllowedOrigin(request)
         let session = try session(for: request)
         ack.uses(session)
-        let body = try parseJSONBody(request, allowEmpty: false)
-        guard case .object(let fields) = body, case .string(let type)? = fields["type"] else {
-            throw .invalidRequest(
-                "The body must be {\"type\": \"back\"}, {\"type\": \"forward\"} or {\"type\": \"open\", \"unit\": name}.")
-        }
         let navigation: ClientNavigation
-        switch type {
-        case "back":
+        switch try decode(try parseJSONBody(request, allowEmpty: false), as: WireNavigationRequest.self) {
+        case .back:
             navigation = .back
-        case "forward":
+        case .forward:
             navigation = .forward
-        case "open":
-            guard case .string(let unit)? = fields["unit"] else { throw .invalidRequest("'open' needs a 'unit' (a string).") }
+        case .open(let unit, let parameters):
             guard registry.unit(named: unit) != nil else { throw .unknownUnit(unit) }
-            navigation = .open(unit, parameters: try routeParameters(fields["parameters"]))
-        default:
-            throw .invalidRequest("'type' must be 'back', 'forward' or 'open'.")
+            navigation = .open(unit, parameters: parameters)
         }
         let result: NavigationResult
         do throws(PageError) {
@@ -526,15 +503,7 @@ extension PageServer {
             throw ProtocolError(error)
         }
         ack.after(session, input: result.inputNumber)
-        var response: JSONObject = ["seq": .int(result.sequence), "patch": .array([])]
-        if let done = result.navigation {
-            response["unit"] = .string(done.page.unit)
-            response["rev"] = .int(done.page.rev)
-            response["navigation"] = ProtocolEncoding.navigation(done)
-        } else {
-            response["navigation"] = .null
-        }
-        return json(.object(response))
+        return json(WireNavigationResponse(seq: result.sequence, navigation: result.navigation?.wire))
     }
 
     // MARK: - Session log

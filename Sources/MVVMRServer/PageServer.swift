@@ -1,6 +1,7 @@
 import JSONPatch
 import Locking
 import MVVMR
+import MVVMRProtocol
 import MicroHTTP
 import Synchronization
 
@@ -122,7 +123,7 @@ public final class PageServer: Sendable {
             var actionsOK: [String: CounterSeries] = [:]
             for descriptor in unit.actions { actionsOK[descriptor.name] = actionCounter.series([unit.name, descriptor.name, "ok"]) }
             servedUnits[unit.name] = ServedUnit(
-                unit: unit, encodedActions: ProtocolEncoding.actions(unit.actions).jsonBytes,
+                unit: unit, encodedActions: WireAction.encodedList(unit.actions.map(\.wire)),
                 metrics: UnitMetrics(
                     actionsOK: actionsOK, latency: actionLatency.series([unit.name]), patchBytes: patchBytes.series([unit.name])))
         }
@@ -268,16 +269,12 @@ public final class PageServer: Sendable {
         return signals
     }
 
-    static func unitsDocument(_ registry: UnitRegistry) -> JSONValue {
-        [
-            "root": .string(registry.root.name),
-            "units": .array(registry.units.map { unit in
-                [
-                    "name": .string(unit.name), "route": .string(unit.route), "entry": .string(unit.entry.rawValue),
-                    "actions": ProtocolEncoding.actions(unit.actions),
-                ]
-            }),
-        ]
+    static func unitsDocument(_ registry: UnitRegistry) -> WireUnits {
+        WireUnits(
+            root: registry.root.name,
+            units: registry.units.map { unit in
+                WireUnit(name: unit.name, route: unit.route, entry: unit.entry.rawValue, actions: unit.actions.map(\.wire))
+            })
     }
 }
 

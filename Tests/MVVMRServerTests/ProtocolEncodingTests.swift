@@ -1,5 +1,7 @@
 import JSONPatch
 @testable import MVVMR
+import MVVMRProtocol
+import MicroHTTP
 import Testing
 
 @testable import MVVMRServer
@@ -9,7 +11,8 @@ import Testing
         ActionDescriptor(name: "increment", valueType: .int), ActionDescriptor(name: "reset", valueType: .none),
     ]
 
-    /// Page reads write their body straight to bytes; it must be the very text the JSON tree gives.
+    /// Page reads write their body from the view's text the session keeps: the same text as the snapshot message
+    /// written from the page's values, which reads back as that page.
     @Test(arguments: [
         PageRead(
             snapshot: PageSnapshot(unit: "greeting", rev: 0, view: ["greeting": "Say hello to who?"], actions: []),
@@ -27,19 +30,22 @@ import Testing
             snapshot: PageSnapshot(unit: "home", rev: 1, view: [:], actions: []),
             sequence: 9, navigation: NavigationState(stack: ["home"], presented: nil, forward: ["counters", "q\"uote"])),
     ])
-    func pageReadBodyMatchesTheEncodedSnapshot(read: PageRead) throws {
+    func pageReadBodyIsTheSnapshotMessage(read: PageRead) throws {
         let session = "s_0123456789abcdef\\\""
-        let expected = ProtocolEncoding.snapshot(
-            read.snapshot, session: session, sequence: read.sequence, navigation: read.navigation
-        ).jsonBytes
-        let written = ProtocolEncoding.snapshotBody(
-            read, session: session, encodedActions: ProtocolEncoding.actions(read.snapshot.actions).jsonBytes)
-        #expect(String(decoding: written, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
-        #expect(try JSONValue(parsing: written) == JSONValue(parsing: expected))
+        let message = read.snapshot.wire(session: session, sequence: read.sequence, navigation: read.navigation)
+        let written = read.body(session: session, encodedActions: WireAction.encodedList(read.snapshot.actions.map(\.wire)))
+        #expect(String(decoding: written, as: UTF8.self) == String(decoding: message.jsonBytes, as: UTF8.self))
+        let decoded = try WireSnapshot(parsing: written)
+        #expect(decoded.page.view == read.snapshot.view)
+        #expect(decoded.page.actions.map(\.name) == read.snapshot.actions.map(\.name))
+        #expect(decoded.navigation.stack == read.navigation.stack)
+        #expect(decoded.navigation.forward == read.navigation.forward)
+        #expect(decoded.seq == read.sequence)
     }
 
-    /// Action responses and patch frames are written straight to bytes too; the same text as the tree's.
-    @Test func actionBodiesAndPatchFramesMatchTheEncodedTrees() throws {
+    /// An action's result becomes the response the client reads: its patch, or its snapshot, its navigation and a
+    /// refused navigation; and a patch event's frame reads back as the same patch.
+    @Test func actionResultsAndPatchEventsReadBackAsWhatTheSessionProduced() throws {
         let patch = JSONPatch([
             .replace(path: JSONPointer(tokens: ["rows", "3", "count"]), value: 4),
             .add(path: JSONPointer(tokens: ["rows", "-"]), value: ["id": 11, "title": "Row \"11\"", "count": 0]),
@@ -50,24 +56,37 @@ import Testing
             let result = ActionResult(
                 unit: "counters", rev: 7, sequence: 42, patch: JSONPatch(operations), snapshot: nil,
                 navigation: nil, navigationFailure: nil, events: [])
-            #expect(
-                String(decoding: ProtocolEncoding.actionResultBody(result), as: UTF8.self)
-                    == String(decoding: ProtocolEncoding.actionResult(result).jsonBytes, as: UTF8.self))
+            let answer = try WireActionResponse(parsing: result.wire.jsonBytes)
+            #expect(answer == WireActionResponse(unit: "counters", rev: 7, seq: 42, change: .patch(JSONPatch(operations))))
             let event = SessionEvent(sequence: 42, kind: .patch(PagePatch(unit: "counters", rev: 7, patch: JSONPatch(operations))))
-            let framed = ProtocolEncoding.frame(name: "patch", sequence: 42, data: ProtocolEncoding.patchEvent(PagePatch(unit: "counters", rev: 7, patch: JSONPatch(operations))))
-            #expect(String(decoding: ProtocolEncoding.frame(event), as: UTF8.self) == String(decoding: framed, as: UTF8.self))
+            let text = String(decoding: event.frame, as: UTF8.self)
+            #expect(text.hasPrefix("id: 42\nevent: patch\ndata: "))
+            let data = text.dropFirst("id: 42\nevent: patch\ndata: ".count).dropLast(2)
+            #expect(try WireEvent.decode(name: "patch", data: Array(data.utf8)) == .patch(WirePatchEvent(unit: "counters", rev: 7, patch: JSONPatch(operations))))
         }
+        let page = PageSnapshot(unit: "main", rev: 1, view: ["user": "ann"], actions: Self.actions)
+        let navigation = Navigation(
+            kind: .push, unit: "main", state: NavigationState(stack: ["login", "main"], presented: nil), page: page)
+        let navigated = ActionResult(
+            unit: "login", rev: 2, sequence: 5, patch: nil, snapshot: page, navigation: navigation,
+            navigationFailure: PageError.entryRefused("settings"), events: [])
+        let answer = try WireActionResponse(parsing: navigated.wire.jsonBytes)
+        #expect(answer.change == .snapshot(WirePage(unit: "main", rev: 1, view: ["user": "ann"], actions: Self.actions.map(\.wire))))
+        #expect(answer.navigation?.kind.rawValue == "push")
+        #expect(answer.navigation?.state.stack == ["login", "main"])
+        #expect(answer.navigationError?.code == "entry_refused")
+        #expect(answer.navigationError?.unit == "settings")
     }
 
     /// Every navigation state on the wire carries `forward`, nearest first, empty when there is none.
-    @Test func navigationStatesAndNavigationsCarryTheForwardList() {
-        let empty = ProtocolEncoding.navigationState(NavigationState(stack: ["home"], presented: nil))
+    @Test func navigationStatesAndNavigationsCarryTheForwardList() throws {
+        let empty = try JSONValue(parsing: NavigationState(stack: ["home"], presented: nil).wire.jsonBytes)
         #expect(empty == ["stack": ["home"], "presented": nil, "forward": []])
         let state = NavigationState(stack: ["home", "counters"], presented: nil, forward: ["login", "main"])
         let navigation = Navigation(
             kind: .forward, unit: "counters", state: state,
             page: PageSnapshot(unit: "counters", rev: 2, view: ["n": 2], actions: []))
-        let encoded = ProtocolEncoding.navigation(navigation)
+        let encoded = try JSONValue(parsing: navigation.wire.jsonBytes)
         #expect(encoded["type"] == "forward")
         #expect(encoded["forward"] == ["login", "main"])
         #expect(encoded["stack"] == ["home", "counters"])
@@ -75,7 +94,7 @@ import Testing
     }
 
     /// The refusals of this feature have their stable codes, statuses and details.
-    @Test func entryAndForwardRefusalsMapToTheirStatuses() {
+    @Test func entryAndForwardRefusalsMapToTheirStatuses() throws {
         let refused = ProtocolError(PageError.entryRefused("main"))
         #expect(refused.status == 403)
         #expect(refused.code == "entry_refused")
@@ -83,7 +102,26 @@ import Testing
         let nothing = ProtocolError(PageError(.nothingForward, "no"))
         #expect(nothing.status == 409)
         #expect(nothing.code == "nothing_forward")
-        #expect(ProtocolEncoding.navigationError(PageError.entryRefused("main"))["details"] == ["unit": "main"])
+        #expect(try JSONValue(parsing: PageError.entryRefused("main").wireNavigationError.jsonBytes)["details"] == ["unit": "main"])
+    }
+
+    /// MicroHTTP writes error bodies itself (it answers some before any route, and knows nothing of the protocol's
+    /// module); each reads as the protocol's error message, the one the client decodes.
+    @Test func errorBodiesReadAsTheProtocolsErrorMessage() throws {
+        let errors = [
+            ProtocolError(PageError(.unknownAction, "No \"jump\".\n", allowed: ["increment", "re\"set"])).httpError,
+            ProtocolError.unknownSession.httpError, HTTPError.notFound,
+        ]
+        for error in errors {
+            guard case .bytes(let body) = error.response.body else {
+                Issue.record("\(error.code): not a byte body")
+                continue
+            }
+            let decoded = try WireErrorBody(parsing: body)
+            #expect(decoded.code == error.code)
+            #expect(decoded.message == error.message)
+            #expect(decoded.details == (try error.detailsJSON.map { try JSONValue(parsing: $0) }))
+        }
     }
 
     /// `GET /api/units` says how each unit may be entered.
@@ -91,8 +129,19 @@ import Testing
         let flowOnly = UnitCase("hidden", view: EmptyTestView.self, viewModel: EmptyTestViewModel.self, entry: .flowOnly)
         let open = UnitCase("open", view: EmptyTestView.self, viewModel: EmptyTestViewModel.self)
         let document = PageServer.unitsDocument(UnitRegistry(root: open, units: [flowOnly]))
-        #expect(document["units"]?[0]?["entry"] == "deep_link")
-        #expect(document["units"]?[1]?["entry"] == "flow_only")
+        #expect(document.units.map(\.entry) == ["deep_link", "flow_only"])
+    }
+
+    /// The OpenAPI document's protocol components are the messages' own schemas, with this server's units in them.
+    @Test func theOpenAPIComponentsAreTheMessagesOwnSchemas() throws {
+        let open = UnitCase("open", view: EmptyTestView.self, viewModel: EmptyTestViewModel.self)
+        let registry = UnitRegistry(root: open, units: [])
+        let components = try #require(OpenAPIDocument.make(registry: registry)["components"]?["schemas"]?.objectValue)
+        let context = WireSchemaContext(unitNames: registry.units.map(\.name), entryNames: ["deep_link", "flow_only"])
+        for component in WireComponents.all {
+            #expect(components[component.componentName] == component.schema(in: context), "\(component.componentName)")
+        }
+        #expect(components["NewSession"]?["properties"]?["unit"]?["enum"] == ["open"])
     }
 }
 

@@ -1,5 +1,6 @@
 import JSONPatch
 import MVVMR
+import MVVMRProtocol
 
 /// The OpenAPI 3.1 description of the page protocol, with each unit's actions and their value types.
 ///
@@ -14,7 +15,10 @@ enum OpenAPIDocument {
         var paths = JSONObject()
         let unitNames: JSONValue = .array(registry.units.map { .string($0.name) })
         // Each unit's view and action requests, as `<Unit>View` and `<Unit>Actions`, beside the protocol's own.
-        var components = schemas(unitNames: unitNames)
+        var components = WireComponents.schemas(
+            in: WireSchemaContext(
+                unitNames: registry.units.map(\.name), entryNames: UnitEntry.allCases.map(\.rawValue)))
+        components["SessionLog"] = sessionLogSchema
         let stems = componentStems(of: registry.units, taken: Set(components.keys))
         for unit in registry.units {
             let stem = stems[unit.name] ?? unit.name
@@ -285,7 +289,7 @@ enum OpenAPIDocument {
             "properties": [
                 "action": ["const": .string(action.name)],
                 "value": valueSchema(of: action),
-                "rev": revisionSchema,
+                "rev": WireActionRequest.revisionSchema,
             ],
         ]
     }
@@ -359,25 +363,6 @@ enum OpenAPIDocument {
         ]
     }
 
-    /// The rev a client holds; null is taken as absent (no rev named), as clients that always send the field need.
-    private static let revisionSchema: JSONValue = [
-        "type": ["integer", "null"], "minimum": 0, "maximum": .int(Int.max),
-    ]
-
-    /// One event of the stream (OpenAPI 3.1: a `text/event-stream` schema describes each event): its `data` is the
-    /// JSON text of `payload`; every event but `expired` carries its seq as `id`.
-    private static func eventSchema(_ type: String, payload: JSONValue, hasIdentifier: Bool = true) -> JSONValue {
-        var properties: JSONObject = [
-            "event": ["const": .string(type)],
-            "data": ["type": "string", "contentMediaType": "application/json", "contentSchema": payload],
-        ]
-        if hasIdentifier { properties["id"] = ["type": "string", "pattern": "^[0-9]+$"] }
-        return [
-            "type": "object", "required": .array(hasIdentifier ? ["event", "data", "id"] : ["event", "data"]),
-            "properties": .object(properties),
-        ]
-    }
-
     /// A `Last-Event-ID`, header or query: a seq in decimal digits (spaces or tabs around them allowed; any
     /// number of digits, since one beyond the session's latest seq only asks for snapshots), or empty for none; the
     /// header wins, but each must be well formed.
@@ -385,227 +370,51 @@ enum OpenAPIDocument {
         "type": "string", "pattern": "^([ \\t]*[0-9]+[ \\t]*)?$",
     ]
 
-    /// Route parameters in a body: an object of strings; null is taken as absent.
-    private static let routeParametersSchema: JSONValue = [
-        "type": ["object", "null"], "additionalProperties": ["type": "string"],
+    /// The session log's format (docs/PROTOCOL.md, "Session logs"): the store's records as MVVMR writes them.
+    private static let sessionLogSchema: JSONValue = [
+        "type": "object", "required": ["format", "version", "records"],
+        "properties": [
+            "format": ["const": "mvvmr-session-log"], "version": ["const": 2],
+            "units": ["type": "array", "items": ["type": "string"]],
+            // Present once the log was compacted: it stands for every record up to its number.
+            "snapshot": [
+                "type": "object", "required": ["format", "version", "number", "seq", "pages"],
+                "properties": [
+                    "format": ["const": "mvvmr-session-snapshot"], "version": ["const": 1],
+                    "number": ["type": "integer", "minimum": 1], "time_ns": ["type": "integer"],
+                    "seq": ["type": "integer"], "seed": ["type": "string"],
+                    "wall_clock_ns": ["type": "integer"], "binds": ["type": "integer"],
+                    "next_ordinal": ["type": "integer"], "stack": ["type": "array"],
+                    "pages": ["type": "array", "items": ["type": "object"]],
+                    "revs": ["type": "object", "additionalProperties": ["type": "integer"]],
+                    "annotation": [:],
+                ],
+            ],
+            "records": [
+                "type": "array",
+                "items": [
+                    "type": "object", "required": ["number", "time_ns", "input"],
+                    "properties": [
+                        "number": ["type": "integer", "minimum": 1], "time_ns": ["type": "integer"],
+                        "input": [
+                            "type": "object", "required": ["type"],
+                            "properties": [
+                                "type": [
+                                    "enum": [
+                                        "start", "bind", "action", "navigate", "timer", "work", "rebind", "topic",
+                                    ]
+                                ]
+                            ],
+                        ],
+                        "digests": ["type": "object", "additionalProperties": ["type": "string"]],
+                        "seq": ["type": "integer"],
+                        "revs": ["type": "object", "additionalProperties": ["type": "integer"]],
+                        "annotation": [:],
+                    ],
+                ],
+            ],
+        ],
     ]
-
-    private static func schemas(unitNames: JSONValue) -> JSONObject {
-        [
-            "Event": [
-                "oneOf": [
-                    eventSchema("patch", payload: ["$ref": "#/components/schemas/PatchEvent"]),
-                    eventSchema("navigate", payload: ["$ref": "#/components/schemas/Navigation"]),
-                    eventSchema("snapshot", payload: ["$ref": "#/components/schemas/Page"]),
-                    eventSchema(
-                        "expired",
-                        payload: [
-                            "type": "object", "required": ["reason"],
-                            "properties": ["reason": ["enum": ["deleted", "expired", "evicted"]]],
-                        ],
-                        hasIdentifier: false),
-                ]
-            ],
-            "PatchEvent": [
-                "type": "object", "required": ["unit", "rev", "patch"],
-                "properties": [
-                    "unit": ["type": "string"], "rev": ["type": "integer"],
-                    "patch": ["type": "array", "items": ["$ref": "#/components/schemas/PatchOperation"]],
-                ],
-            ],
-            "Status": [
-                "type": "object", "required": ["status"],
-                "properties": ["status": ["type": "string", "enum": ["ok", "ready", "draining", "store_unavailable"]]],
-            ],
-            "Error": [
-                "type": "object", "required": ["error"],
-                "properties": [
-                    "error": [
-                        "type": "object", "required": ["code", "message"],
-                        "properties": [
-                            "code": ["type": "string"], "message": ["type": "string"], "details": ["type": "object"],
-                        ],
-                    ]
-                ],
-            ],
-            "Action": [
-                "type": "object", "required": ["name", "value"],
-                "properties": [
-                    "name": ["type": "string"],
-                    "value": [
-                        "type": "string", "enum": ["none", "string", "int", "number", "bool", "object", "array", "any"],
-                    ],
-                ],
-            ],
-            "Units": [
-                "type": "object", "required": ["root", "units"],
-                "properties": [
-                    "root": ["type": "string"],
-                    "units": [
-                        "type": "array",
-                        "items": [
-                            "type": "object", "required": ["name", "route", "entry", "actions"],
-                            "properties": [
-                                "name": ["type": "string"], "route": ["type": "string"],
-                                "entry": ["type": "string", "enum": .array(UnitEntry.allCases.map { .string($0.rawValue) })],
-                                "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
-                            ],
-                        ],
-                    ],
-                ],
-            ],
-            "NavigationState": [
-                "type": "object", "required": ["stack", "presented", "forward"],
-                "properties": [
-                    "stack": ["type": "array", "items": ["type": "string"]], "presented": ["type": ["string", "null"]],
-                    // The pages `back` popped, kept for `forward`, nearest first.
-                    "forward": ["type": "array", "items": ["type": "string"]],
-                ],
-            ],
-            "NavigationError": [
-                "type": "object", "required": ["code", "message"],
-                "properties": [
-                    "code": ["type": "string"], "message": ["type": "string"],
-                    "details": ["type": "object", "properties": ["unit": ["type": "string"]]],
-                ],
-            ],
-            "Page": [
-                "type": "object", "required": ["unit", "rev", "view", "actions"],
-                "properties": [
-                    "unit": ["type": "string"], "rev": ["type": "integer"], "view": [:],
-                    "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
-                ],
-            ],
-            "Snapshot": [
-                "type": "object", "required": ["session", "unit", "rev", "seq", "view", "actions", "navigation"],
-                "properties": [
-                    "session": ["type": "string"], "unit": ["type": "string"], "rev": ["type": "integer"],
-                    "seq": ["type": "integer"],
-                    "view": [:], "actions": ["type": "array", "items": ["$ref": "#/components/schemas/Action"]],
-                    "navigation": ["$ref": "#/components/schemas/NavigationState"],
-                ],
-            ],
-            "NewSession": [
-                "type": "object",
-                "properties": ["unit": ["type": "string", "enum": unitNames], "parameters": routeParametersSchema],
-            ],
-            "SessionCreated": [
-                "type": "object", "required": ["session", "navigation", "page"],
-                "properties": [
-                    "session": ["type": "string"], "navigation": ["$ref": "#/components/schemas/NavigationState"],
-                    "page": ["$ref": "#/components/schemas/Snapshot"],
-                    // A flow-only `unit` was asked for: the session starts at the root, and this says why.
-                    "navigation_error": ["$ref": "#/components/schemas/NavigationError"],
-                ],
-            ],
-            "SessionLog": [
-                "type": "object", "required": ["format", "version", "records"],
-                "properties": [
-                    "format": ["const": "mvvmr-session-log"], "version": ["const": 2],
-                    "units": ["type": "array", "items": ["type": "string"]],
-                    // Present once the log was compacted: it stands for every record up to its number.
-                    "snapshot": [
-                        "type": "object", "required": ["format", "version", "number", "seq", "pages"],
-                        "properties": [
-                            "format": ["const": "mvvmr-session-snapshot"], "version": ["const": 1],
-                            "number": ["type": "integer", "minimum": 1], "time_ns": ["type": "integer"],
-                            "seq": ["type": "integer"], "seed": ["type": "string"],
-                            "wall_clock_ns": ["type": "integer"], "binds": ["type": "integer"],
-                            "next_ordinal": ["type": "integer"], "stack": ["type": "array"],
-                            "pages": ["type": "array", "items": ["type": "object"]],
-                            "revs": ["type": "object", "additionalProperties": ["type": "integer"]],
-                            "annotation": [:],
-                        ],
-                    ],
-                    "records": [
-                        "type": "array",
-                        "items": [
-                            "type": "object", "required": ["number", "time_ns", "input"],
-                            "properties": [
-                                "number": ["type": "integer", "minimum": 1], "time_ns": ["type": "integer"],
-                                "input": [
-                                    "type": "object", "required": ["type"],
-                                    "properties": [
-                                        "type": [
-                                            "enum": [
-                                                "start", "bind", "action", "navigate", "timer", "work", "rebind", "topic",
-                                            ]
-                                        ]
-                                    ],
-                                ],
-                                "digests": ["type": "object", "additionalProperties": ["type": "string"]],
-                                "seq": ["type": "integer"],
-                                "revs": ["type": "object", "additionalProperties": ["type": "integer"]],
-                                "annotation": [:],
-                            ],
-                        ],
-                    ],
-                ],
-            ],
-            "Session": [
-                "type": "object", "required": ["session", "seq", "navigation", "pages"],
-                "properties": [
-                    "session": ["type": "string"], "seq": ["type": "integer"],
-                    "navigation": ["$ref": "#/components/schemas/NavigationState"],
-                    "pages": ["type": "array", "items": ["$ref": "#/components/schemas/Snapshot"]],
-                ],
-            ],
-            "PatchOperation": [
-                "type": "object", "required": ["op", "path"],
-                "properties": [
-                    "op": ["type": "string", "enum": ["add", "remove", "replace", "move", "copy", "test"]],
-                    "path": ["type": "string"], "from": ["type": "string"], "value": [:],
-                ],
-            ],
-            "Navigation": [
-                "type": "object", "required": ["type", "unit", "stack", "presented", "forward", "page"],
-                "properties": [
-                    "type": ["type": "string", "enum": ["push", "present", "root", "back", "forward"]],
-                    "unit": ["type": "string"], "stack": ["type": "array", "items": ["type": "string"]],
-                    "presented": ["type": ["string", "null"]],
-                    "forward": ["type": "array", "items": ["type": "string"]],
-                    "page": ["$ref": "#/components/schemas/Page"],
-                ],
-            ],
-            "ActionRequest": [
-                "type": "object", "required": ["action"],
-                "properties": ["action": ["type": "string"], "value": [:], "rev": revisionSchema],
-            ],
-            "ActionResponse": [
-                "type": "object", "required": ["unit", "rev", "seq", "navigation"],
-                "properties": [
-                    "unit": ["type": "string"], "rev": ["type": "integer"], "seq": ["type": "integer"],
-                    "patch": ["type": "array", "items": ["$ref": "#/components/schemas/PatchOperation"]],
-                    "snapshot": ["$ref": "#/components/schemas/Page"],
-                    "navigation": ["oneOf": [["type": "null"], ["$ref": "#/components/schemas/Navigation"]]],
-                    // The ViewModel routed, but the page it routed to could not be built.
-                    "navigation_error": ["$ref": "#/components/schemas/NavigationError"],
-                ],
-            ],
-            // `back` and `forward` read nothing but their type; `open` needs a registered unit.
-            "NavigationRequest": [
-                "oneOf": [
-                    ["type": "object", "required": ["type"], "properties": ["type": ["const": "back"]]],
-                    ["type": "object", "required": ["type"], "properties": ["type": ["const": "forward"]]],
-                    [
-                        "type": "object", "required": ["type", "unit"],
-                        "properties": [
-                            "type": ["const": "open"], "unit": ["type": "string", "enum": unitNames],
-                            "parameters": routeParametersSchema,
-                        ],
-                    ],
-                ]
-            ],
-            "NavigationResponse": [
-                "type": "object", "required": ["seq", "navigation"],
-                "properties": [
-                    "seq": ["type": "integer"], "unit": ["type": "string"], "rev": ["type": "integer"],
-                    "patch": ["type": "array"],
-                    "navigation": ["oneOf": [["type": "null"], ["$ref": "#/components/schemas/Navigation"]]],
-                ],
-            ],
-        ]
-    }
 }
 
 extension String {

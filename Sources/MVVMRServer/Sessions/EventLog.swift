@@ -87,7 +87,7 @@ struct EventLog {
         for entry in entries[head...] where entry.sequence > sequence {
             switch entry.payload {
             case .frame(let frame): frames.append(frame)
-            case .event(let event): frames.append(ProtocolEncoding.frame(event))
+            case .event(let event): frames.append(event.frame)
             }
         }
         return frames

@@ -1,6 +1,7 @@
 import JSONPatch
 import Locking
 import MVVMR
+import MVVMRProtocol
 import MicroHTTP
 import Synchronization
 import Dispatch
@@ -210,7 +211,7 @@ final class ServerSession: Sendable {
                 byteCount = EstimatedBytes.frame(event)
                 state.log.append(event, byteCount: byteCount)
             } else {
-                let frame = ProtocolEncoding.frame(event)
+                let frame = event.frame
                 byteCount = frame.count
                 state.log.append(sequence: event.sequence, frame: frame)
                 for stream in state.streams.values { stream.send(bytes: frame) }
@@ -427,8 +428,7 @@ final class ServerSession: Sendable {
                 if state.streams.count >= streamsPerSession { return .tooManyStreams }
                 for snapshot in snapshots {
                     stream.send(
-                        bytes: ProtocolEncoding.frame(
-                            name: "snapshot", sequence: since, data: ProtocolEncoding.page(snapshot)))
+                        bytes: WireEvent.snapshot(snapshot.wire).frame(sequence: since))
                 }
                 for frame in state.log.frames(after: since) ?? [] { stream.send(bytes: frame) }
                 state.streams[ObjectIdentifier(stream)] = stream
@@ -452,7 +452,7 @@ final class ServerSession: Sendable {
             state.streams = [:]
             return streams
         }
-        let frame = reason.map { ProtocolEncoding.frame(name: "expired", sequence: nil, data: ["reason": .string($0)]) }
+        let frame = reason.map { WireEvent.expired(WireExpiredEvent(reason: $0)).frame(sequence: nil) }
         for stream in streams {
             if let frame { stream.send(bytes: frame) }
             stream.close()
@@ -611,7 +611,7 @@ final class ServerSession: Sendable {
                 let digest = note["request_digest"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
                 case .action(let unit, _, _, _) = record.input
             else { return }
-            answers.append((key, unit, digest, 200, ProtocolEncoding.actionResultBody(result), record.number))
+            answers.append((key, unit, digest, 200, result.wire.jsonBytes, record.number))
         }
         if !answers.isEmpty {
             idempotency.withLock { cache in
