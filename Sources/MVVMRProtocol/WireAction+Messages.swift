@@ -154,12 +154,7 @@ public struct WireActionResponse: WireMessage, Hashable {
 
     /// Appends the response's text.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"unit":"#)
-        bytes.appendString(unit)
-        bytes.appendLiteral(#","rev":"#)
-        bytes.appendInteger(rev)
-        bytes.appendLiteral(#","seq":"#)
-        bytes.appendInteger(seq)
+        Self.encodeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
         switch change {
         case .patch(let patch):
             bytes.appendLiteral(#","patch":"#)
@@ -177,6 +172,34 @@ public struct WireActionResponse: WireMessage, Hashable {
             navigationError.encode(into: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// `{"unit":…,"rev":…,"seq":…`: how every response begins.
+    private static func encodeHead(unit: String, rev: Int, seq: Int, into bytes: inout [UInt8]) {
+        bytes.appendLiteral(#"{"unit":"#)
+        bytes.appendString(unit)
+        bytes.appendLiteral(#","rev":"#)
+        bytes.appendInteger(rev)
+        bytes.appendLiteral(#","seq":"#)
+        bytes.appendInteger(seq)
+    }
+
+    /// The text of the most frequent response, a patch with no navigation, written without making the message
+    /// first: the same text as `WireActionResponse(unit:rev:seq:change: .patch(patch)).jsonBytes`.
+    /// - Parameters:
+    ///   - unit: the unit acted on.
+    ///   - rev: the revision after the action.
+    ///   - seq: the session's latest event id.
+    ///   - patch: the page's patch.
+    /// - Returns: the response's bytes.
+    public static func patchBytes(unit: String, rev: Int, seq: Int, patch: JSONPatch) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(96 + 64 * patch.count)
+        encodeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
+        bytes.appendLiteral(#","patch":"#)
+        patch.encode(into: &bytes)
+        bytes.appendLiteral(#","navigation":null}"#)
+        return bytes
     }
 
     /// The response's text, sized for its patch.

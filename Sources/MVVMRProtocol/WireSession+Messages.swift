@@ -62,6 +62,7 @@ enum WireRouteParameters {
     /// The schema: an object of strings, or null.
     static let schema: JSONValue = ["type": ["object", "null"], "additionalProperties": ["type": "string"]]
 
+    /// Appends `{"name":"value",…}`, the names sorted so that equal parameters are equal text.
     static func encode(_ parameters: [String: String], into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
         for (index, name) in parameters.keys.sorted().enumerated() {
@@ -73,6 +74,7 @@ enum WireRouteParameters {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// Reads the member: none when absent or `null`, else an object whose members are all strings.
     static func decode(_ value: JSONValue?) throws(WireDecodingError) -> [String: String] {
         guard let value, !value.isNull else { return [:] }
         guard case .object(let object) = value else { throw WireDecodingError("'parameters' must be an object of strings.") }

@@ -386,7 +386,7 @@ extension PageServer {
             do throws(PageError) {
                 let result = try session.pages.perform(
                     action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation)
-                let bytes = result.wire.jsonBytes
+                let bytes = result.responseBody
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
                 if result.patch != nil { self.countPatchBytes(bytes.count, unit: unit, metrics: metrics) }

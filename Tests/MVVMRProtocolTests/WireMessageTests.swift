@@ -161,6 +161,14 @@ enum WireSamples {
         #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: snapshot.jsonBytes, as: UTF8.self))
     }
 
+    /// The patch response written without making the message is the message's text.
+    @Test func aPatchResponseWrittenDirectlyIsTheMessagesText() {
+        for patch in [JSONPatch(), WireSamples.patch] {
+            let message = WireActionResponse(unit: "c\"1", rev: 3, seq: 99, change: .patch(patch))
+            #expect(WireActionResponse.patchBytes(unit: "c\"1", rev: 3, seq: 99, patch: patch) == message.jsonBytes)
+        }
+    }
+
     /// Events frame as `id`, `event` and one `data` line, and read back from their name and data.
     @Test func eventsFrameAndReadBack() throws {
         let events: [WireEvent] = [

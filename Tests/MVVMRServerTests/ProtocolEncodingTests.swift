@@ -56,8 +56,9 @@ import Testing
             let result = ActionResult(
                 unit: "counters", rev: 7, sequence: 42, patch: JSONPatch(operations), snapshot: nil,
                 navigation: nil, navigationFailure: nil, events: [])
-            let answer = try WireActionResponse(parsing: result.wire.jsonBytes)
+            let answer = try WireActionResponse(parsing: result.responseBody)
             #expect(answer == WireActionResponse(unit: "counters", rev: 7, seq: 42, change: .patch(JSONPatch(operations))))
+            #expect(result.responseBody == result.wire.jsonBytes)
             let event = SessionEvent(sequence: 42, kind: .patch(PagePatch(unit: "counters", rev: 7, patch: JSONPatch(operations))))
             let text = String(decoding: event.frame, as: UTF8.self)
             #expect(text.hasPrefix("id: 42\nevent: patch\ndata: "))
@@ -70,7 +71,7 @@ import Testing
         let navigated = ActionResult(
             unit: "login", rev: 2, sequence: 5, patch: nil, snapshot: page, navigation: navigation,
             navigationFailure: PageError.entryRefused("settings"), events: [])
-        let answer = try WireActionResponse(parsing: navigated.wire.jsonBytes)
+        let answer = try WireActionResponse(parsing: navigated.responseBody)
         #expect(answer.change == .snapshot(WirePage(unit: "main", rev: 1, view: ["user": "ann"], actions: Self.actions.map(\.wire))))
         #expect(answer.navigation?.kind.rawValue == "push")
         #expect(answer.navigation?.state.stack == ["login", "main"])

@@ -58,6 +58,14 @@ extension PageRead {
 }
 
 extension ActionResult {
+    /// The action's response as bytes; the common one (a patch, no navigation) written without making the message.
+    var responseBody: [UInt8] {
+        if let patch, navigation == nil, navigationFailure == nil {
+            return WireActionResponse.patchBytes(unit: unit, rev: rev, seq: sequence, patch: patch)
+        }
+        return wire.jsonBytes
+    }
+
     /// The action's response.
     var wire: WireActionResponse {
         let change: WirePageChange

@@ -611,7 +611,7 @@ final class ServerSession: Sendable {
                 let digest = note["request_digest"]?.stringValue.flatMap({ UInt64($0, radix: 16) }),
                 case .action(let unit, _, _, _) = record.input
             else { return }
-            answers.append((key, unit, digest, 200, result.wire.jsonBytes, record.number))
+            answers.append((key, unit, digest, 200, result.responseBody, record.number))
         }
         if !answers.isEmpty {
             idempotency.withLock { cache in
