@@ -259,7 +259,11 @@ enum PatchApplier {
 extension JSONValue {
     /// Moves the object out of this value, leaving `.null`, so that the caller holds its only reference
     /// and changes it without a copy; nil (and this value unchanged) when it is not an object.
-    mutating func takeObject() -> JSONObject? {
+    ///
+    /// A `switch self` with `case .object(var object)` followed by `self = .null` does not do this: the switch's
+    /// subject is a copy that lives to the end of the switch, so the first change copies the whole object.
+    @inlinable
+    public mutating func takeObject() -> JSONObject? {
         guard case .object = self else { return nil }
         let taken = self
         self = .null
@@ -269,7 +273,8 @@ extension JSONValue {
 
     /// Moves the array out of this value, leaving `.null`, so that the caller holds its only reference
     /// and changes it without a copy; nil (and this value unchanged) when it is not an array.
-    mutating func takeArray() -> [JSONValue]? {
+    @inlinable
+    public mutating func takeArray() -> [JSONValue]? {
         guard case .array = self else { return nil }
         let taken = self
         self = .null

@@ -3,8 +3,8 @@ import JSONPatch
 extension JSONValue {
     /// Writes `value` at `tokens`, creating missing objects on the way.
     ///
-    /// Containers are taken out of the enum before they are changed, so a document that is not shared
-    /// is changed in place rather than copied level by level.
+    /// Containers are taken out of the enum (``JSONValue/takeObject()``) before they are changed, so a document
+    /// that is not shared is changed in place rather than copied level by level.
     /// - Returns: how many tokens lead to the highest value that was created or changed (a write
     ///   below a missing object reports that object, so its patch is one `add` the client can apply)
     ///   and the value it replaced there (nil when it created it), or nil when the path runs through a
@@ -16,9 +16,7 @@ extension JSONValue {
             return (0, replaced)
         }
         let rest = tokens.dropFirst()
-        switch self {
-        case .object(var object):
-            self = .null
+        if var object = takeObject() {
             defer { self = .object(object) }
             if var child = object[token] {
                 object[token] = .null
@@ -32,7 +30,9 @@ extension JSONValue {
             }
             object[token] = created
             return (1, nil)
-        case .array(var array):
+        }
+        if var array = takeArray() {
+            defer { self = .array(array) }
             let index: Int
             if token == "-" {
                 index = array.count
@@ -44,21 +44,16 @@ extension JSONValue {
             if index == array.count {
                 // Appending: only a whole new element can be added at the end.
                 guard rest.isEmpty else { return nil }
-                self = .null
                 array.append(value)
-                self = .array(array)
                 return (1, nil)
             }
-            self = .null
-            defer { self = .array(array) }
             var child = array[index]
             array[index] = .null
             let written = child.write(value, at: rest)
             array[index] = child
             return written.map { ($0.depth + 1, $0.replaced) }
-        default:
-            return nil
         }
+        return nil
     }
 }
 

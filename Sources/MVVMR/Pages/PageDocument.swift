@@ -277,9 +277,7 @@ extension JSONValue {
     fileprivate mutating func removeCreated(at tokens: ArraySlice<String>) {
         guard let token = tokens.first else { return }
         let rest = tokens.dropFirst()
-        switch self {
-        case .object(var object):
-            self = .null
+        if var object = takeObject() {
             defer { self = .object(object) }
             if rest.isEmpty {
                 object[token] = nil
@@ -288,11 +286,10 @@ extension JSONValue {
                 child.removeCreated(at: rest)
                 object[token] = child
             }
-        case .array(var array):
+        } else if var array = takeArray() {
+            defer { self = .array(array) }
             let index = token == "-" ? array.count - 1 : Int(token) ?? -1
             guard array.indices.contains(index) else { return }
-            self = .null
-            defer { self = .array(array) }
             if rest.isEmpty {
                 array.remove(at: index)
             } else {
@@ -301,8 +298,6 @@ extension JSONValue {
                 child.removeCreated(at: rest)
                 array[index] = child
             }
-        default:
-            return
         }
     }
 }
