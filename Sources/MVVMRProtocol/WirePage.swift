@@ -110,6 +110,11 @@ public struct WireNavigationState: WireMessage, Hashable {
 
     /// Appends `"stack":…,"presented":…,"forward":…` with no braces, for a navigation's own object.
     func encodeMembers(into bytes: inout [UInt8]) {
+        Self.encodeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
+    }
+
+    /// Appends the three members from values held elsewhere (no message made for them).
+    static func encodeMembers(stack: [String], presented: String?, forward: [String], into bytes: inout [UInt8]) {
         bytes.appendLiteral(#""stack":"#)
         bytes.appendStrings(stack)
         bytes.appendLiteral(#","presented":"#)
@@ -289,7 +294,8 @@ public struct WireSnapshot: WireMessage, Hashable {
     /// Appends the snapshot's text.
     public func encode(into bytes: inout [UInt8]) {
         Self.encode(
-            session: session, unit: page.unit, rev: page.rev, seq: seq, navigation: navigation, into: &bytes,
+            session: session, unit: page.unit, rev: page.rev, seq: seq, stack: navigation.stack,
+            presented: navigation.presented, forward: navigation.forward, into: &bytes,
             view: { page.view.encode(into: &$0) }, actions: { $0.appendMessages(page.actions) })
     }
 
@@ -302,14 +308,17 @@ public struct WireSnapshot: WireMessage, Hashable {
     ///   - seq: the session's latest event id.
     ///   - encodedView: the view's JSON text.
     ///   - encodedActions: the actions' JSON text (``WireAction/encodedList(_:)``).
-    ///   - navigation: the navigation.
+    ///   - stack: the navigation's stack.
+    ///   - presented: the navigation's presented unit.
+    ///   - forward: the navigation's forward list.
     ///   - bytes: the buffer the text is appended to.
     public static func encode(
         session: String, unit: String, rev: Int, seq: Int, encodedView: [UInt8], encodedActions: [UInt8],
-        navigation: WireNavigationState, into bytes: inout [UInt8]
+        stack: [String], presented: String?, forward: [String], into bytes: inout [UInt8]
     ) {
         encode(
-            session: session, unit: unit, rev: rev, seq: seq, navigation: navigation, into: &bytes,
+            session: session, unit: unit, rev: rev, seq: seq, stack: stack, presented: presented, forward: forward,
+            into: &bytes,
             view: { bytes in encodedView.withUnsafeBufferPointer { bytes.append(contentsOf: $0) } },
             actions: { bytes in encodedActions.withUnsafeBufferPointer { bytes.append(contentsOf: $0) } })
     }
@@ -317,8 +326,8 @@ public struct WireSnapshot: WireMessage, Hashable {
     /// The one writer of a snapshot's members, with its view and actions written by the caller.
     @inline(__always)
     private static func encode(
-        session: String, unit: String, rev: Int, seq: Int, navigation: WireNavigationState, into bytes: inout [UInt8],
-        view: (inout [UInt8]) -> Void, actions: (inout [UInt8]) -> Void
+        session: String, unit: String, rev: Int, seq: Int, stack: [String], presented: String?, forward: [String],
+        into bytes: inout [UInt8], view: (inout [UInt8]) -> Void, actions: (inout [UInt8]) -> Void
     ) {
         bytes.appendLiteral(#"{"session":"#)
         bytes.appendString(session)
@@ -332,9 +341,9 @@ public struct WireSnapshot: WireMessage, Hashable {
         view(&bytes)
         bytes.appendLiteral(#","actions":"#)
         actions(&bytes)
-        bytes.appendLiteral(#","navigation":"#)
-        navigation.encode(into: &bytes)
-        bytes.append(UInt8(ascii: "}"))
+        bytes.appendLiteral(#","navigation":{"#)
+        WireNavigationState.encodeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
+        bytes.appendLiteral("}}")
     }
 
     /// Reads a snapshot.

@@ -157,7 +157,8 @@ enum WireSamples {
         WireSnapshot.encode(
             session: snapshot.session, unit: snapshot.page.unit, rev: snapshot.page.rev, seq: snapshot.seq,
             encodedView: snapshot.page.view.jsonBytes, encodedActions: WireAction.encodedList(snapshot.page.actions),
-            navigation: snapshot.navigation, into: &bytes)
+            stack: snapshot.navigation.stack, presented: snapshot.navigation.presented,
+            forward: snapshot.navigation.forward, into: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: snapshot.jsonBytes, as: UTF8.self))
     }
 

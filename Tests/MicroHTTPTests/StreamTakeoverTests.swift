@@ -512,11 +512,12 @@ private func openStream(port: Int) throws -> RawConnection {
             #expect(ends == 100)
             for client in clients { client.connection.close() }
             #expect(await eventually { server.openStreamCount == 0 && server.activeRequestCount == 0 })
-            // No socket of these connections is left on either side. The whole process's count may differ a little
-            // because of other suites; a descriptor leaked by one way of ending would be 50 or more.
+            // No socket of these connections is left on either side: the exact check, by port. The whole process's
+            // count also catches a leaked descriptor that is not a socket; it moves with what the suites running
+            // beside this one open (up to 44 more was seen), and one way of ending that leaked would leave 50 more.
             #expect(await eventually { connectedSocketCount(port: port) == 0 }, "\(connectedSocketCount(port: port)) left")
             #expect(
-                await eventually { openDescriptorCount() < before + 25 }, "\(openDescriptorCount()) open, \(before) before")
+                await eventually { openDescriptorCount() < before + 50 }, "\(openDescriptorCount()) open, \(before) before")
             #expect(route.reasons.value.count == 200)
         }
     }

@@ -52,7 +52,8 @@ extension PageRead {
         bytes.reserveCapacity(192 + encodedView.count + encodedActions.count)
         WireSnapshot.encode(
             session: session, unit: snapshot.unit, rev: snapshot.rev, seq: sequence, encodedView: encodedView,
-            encodedActions: encodedActions, navigation: navigation.wire, into: &bytes)
+            encodedActions: encodedActions, stack: navigation.stack, presented: navigation.presented,
+            forward: navigation.forward, into: &bytes)
         return bytes
     }
 }
