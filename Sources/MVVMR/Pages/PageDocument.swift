@@ -230,15 +230,26 @@ final class PageDocument {
     /// sides: one replace per changed member, in order, which is what the general differ gives for them, without its
     /// work. Nil for any other pair (the general differ then takes them).
     static func memberReplacements(from old: JSONObject, to new: JSONObject, at path: JSONPointer) -> [PatchOperation]? {
-        guard old.count == new.count, !old.isEmpty else { return nil }
         var replacements: [PatchOperation] = []
+        return appendMemberReplacements(from: old, to: new, at: path, into: &replacements) ? replacements : nil
+    }
+
+    /// Appends ``memberReplacements(from:to:at:)``'s operations to `operations` (no array of their own); false, having
+    /// appended nothing, for a pair it does not take.
+    static func appendMemberReplacements(
+        from old: JSONObject, to new: JSONObject, at path: JSONPointer, into operations: inout [PatchOperation]
+    ) -> Bool {
+        guard old.count == new.count, !old.isEmpty else { return false }
+        let start = operations.count
         for ((oldKey, oldValue), (newKey, newValue)) in zip(old, new) {
-            guard oldKey == newKey else { return nil }
-            if oldValue == newValue { continue }
-            guard oldValue.isScalar, newValue.isScalar else { return nil }
-            replacements.append(.replace(path: path.appending(newKey), value: newValue))
+            let unchanged = oldKey == newKey && oldValue == newValue
+            guard unchanged || (oldKey == newKey && oldValue.isScalar && newValue.isScalar) else {
+                operations.removeSubrange(start...)
+                return false
+            }
+            if !unchanged { operations.append(.replace(path: path.appending(newKey), value: newValue)) }
         }
-        return replacements
+        return true
     }
 
     /// Appends the operations that take `before` (nil: absent) to `after` at `path`.
@@ -254,17 +265,16 @@ final class PageDocument {
             operations.append(.add(path: path, value: after))
             return
         }
-        if before == after { return }
         if before.isScalar, after.isScalar {
             // The common case (a label, a counter): one replace, without the general differ.
-            operations.append(.replace(path: path, value: after))
+            if before != after { operations.append(.replace(path: path, value: after)) }
             return
         }
+        // Containers are not compared whole first: both ways below give nothing for equal values.
         if case .object(let beforeMembers) = before, case .object(let afterMembers) = after,
-            let replacements = memberReplacements(from: beforeMembers, to: afterMembers, at: path)
+            appendMemberReplacements(from: beforeMembers, to: afterMembers, at: path, into: &operations)
         {
             // The next most common case (a row whose count changed): a replace per changed member.
-            operations += replacements
             return
         }
         operations += JSONPatch.diff(from: before, to: after, at: path, options: options).operations
