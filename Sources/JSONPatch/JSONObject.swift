@@ -42,6 +42,14 @@ public struct JSONObject: Sendable {
         positions = nil
     }
 
+    /// Creates an empty object with room for `minimumCapacity` members before it grows.
+    /// - Parameter minimumCapacity: how many members it takes without allocating again.
+    public init(minimumCapacity: Int) {
+        members = []
+        members.reserveCapacity(minimumCapacity)
+        positions = nil
+    }
+
     /// Creates an object from key/value pairs in order.
     ///
     /// A key that occurs twice keeps its first position and its last value.

@@ -56,9 +56,16 @@ struct JSONParser {
                     position += 1
                     value = .object(JSONObject())
                 } else {
+                    if open.isEmpty {
+                        // Room for a few levels at the first object: a request body (an object holding a value) then
+                        // grows none of the stacks, each of which would allocate again at its second element.
+                        open.reserveCapacity(4)
+                        objects.reserveCapacity(2)
+                        pendingKeys.reserveCapacity(2)
+                    }
                     pendingKeys.append(try parseKeyAndColon())
                     open.append(.object)
-                    objects.append(JSONObject())
+                    objects.append(JSONObject(minimumCapacity: 2))
                     continue
                 }
             case UInt8(ascii: "\""):
