@@ -167,9 +167,14 @@ import Testing
             let (conflict, boom, upload) = try await blocking { () throws -> (RawResponse, RawResponse, RawResponse) in
                 let connection = try RawConnection(port: port)
                 defer { connection.close() }
+                // The handlers run on the cooperative pool, which the suites starting beside this one can keep busy for
+                // seconds on two cores (one run waited over 10 s for the first answer): the test is about the answers,
+                // not their speed, so it waits longer than the client's default.
+                let patience = Duration.seconds(60)
                 return (
-                    try connection.request("GET", "/conflict"), try connection.request("GET", "/boom"),
-                    try connection.request("POST", "/async-upload", body: body)
+                    try connection.request("GET", "/conflict", timeout: patience),
+                    try connection.request("GET", "/boom", timeout: patience),
+                    try connection.request("POST", "/async-upload", body: body, timeout: patience)
                 )
             }
             #expect(conflict.status == 409)
