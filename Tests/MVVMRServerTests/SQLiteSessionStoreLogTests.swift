@@ -286,6 +286,31 @@ import Testing
         #expect(try store.load("a")?.records.count == 400)
     }
 
+    @Test func aLogThatCannotStartAgainIsNotCheckpointedAfterEveryCommit() throws {
+        let directory = try TemporaryStoreDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/sessions.sqlite"
+        let store = try SQLiteSessionStore(
+            path: path, durability: .process,
+            testing: SQLiteSessionStore.TestingOptions(logNoteThreshold: 10_000, logNoteSlice: .max, checkpointFrames: 16))
+        defer { store.close() }
+        appendWaiting(record("a", 1), to: store)
+        // A reader in an open transaction holds the log's frames: no checkpoint can copy them, so the log cannot start
+        // again and grows with every commit, as it does under a steady load while the writer commits during each
+        // checkpoint. Asked after every commit past 16 frames, the checkpointer ran 368 passes (four per request) by
+        // the time the log reached eight times 16 frames and the writer took over; asked once per 8 new frames, it runs
+        // at most four passes per 8 frames.
+        let reader = try SQLiteConnection(path: path, create: false, readOnly: true)
+        try reader.execute("BEGIN")
+        #expect(try reader.integer("SELECT count(*) FROM log") == 1)
+        for number in 2...200 { appendWaiting(record("a", number, bodySize: 300), to: store) }
+        let passes = store.backgroundCheckpointCount
+        #expect(passes > 0, "the checkpointer was asked")
+        #expect(passes <= 4 * (128 - 16) / 8 + 8, "\(passes) checkpoint passes for a log growing to 128 frames")
+        try reader.execute("COMMIT")
+        #expect(try store.load("a")?.records.count == 200)
+    }
+
     @Test func aSnapshotDropsTheRecordsItStandsForAndATouchNotesTheRest() throws {
         let directory = try TemporaryStoreDirectory()
         defer { directory.remove() }

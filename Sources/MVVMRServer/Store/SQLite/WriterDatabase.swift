@@ -35,6 +35,9 @@ final class WriterDatabase {
     private var notedThrough: Int64 = 0
     /// How many frames the write-ahead log may hold before the writer checkpoints it.
     private let checkpointFrames: Int
+    /// How many frames the write-ahead log held when the checkpointer was last asked to copy it (0: not since the log
+    /// last started again from its beginning).
+    private var framesAtCheckpointRequest = 0
     /// Where the sweep of the noted log goes on from (0: a new round starts at the log's beginning).
     private var sweptThrough: Int64 = 0
     /// `nextSeq` when the log was last swept: the rows appended since decide how far the next sweep goes.
@@ -218,15 +221,28 @@ final class WriterDatabase {
     /// when it grew to ``inlineCheckpointFactor`` times as long all the same (the checkpointer could not catch up, or
     /// fails).
     /// - Parameter checkpointer: the thread that copies the log, if the store has one.
+    ///
+    /// Under a steady load the log rarely starts again from its beginning: that needs a checkpoint to have copied every
+    /// frame with no commit after it, and the writer commits while the checkpointer copies. So the log stays long, and
+    /// asking again after every batch would run a checkpoint (two syncs) for every few frames. The checkpointer is
+    /// asked again only once the log grew by ``checkpointFrames`` / ``requestsPerThreshold`` frames since it was
+    /// last asked.
     func checkpointIfDue(by checkpointer: WALCheckpointer?) {
         let frames = connection.walFrameCount
+        if frames < framesAtCheckpointRequest { framesAtCheckpointRequest = 0 }
         guard frames >= checkpointFrames else { return }
         if let checkpointer, frames < checkpointFrames * Self.inlineCheckpointFactor {
+            guard frames - framesAtCheckpointRequest >= checkpointFrames / Self.requestsPerThreshold else { return }
+            framesAtCheckpointRequest = frames
             checkpointer.requestCheckpoint()
         } else {
+            framesAtCheckpointRequest = 0
             _ = try? connection.checkpoint()
         }
     }
+
+    /// How many times the checkpointer is asked while the log grows by ``checkpointFrames`` frames.
+    static let requestsPerThreshold = 2
 
     /// How many times `checkpointFrames` the log may grow to while the checkpointer copies it, before the writer
     /// checkpoints it itself.
