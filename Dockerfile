@@ -3,9 +3,9 @@
 # The final stage is checked without a Docker engine by scripts/check-runtime-image.sh (run by the tests),
 # which reads this file: keep its package list, COPY lines, user, ENV and ENTRYPOINT in this form.
 
-# --- Build: the official Swift 6 image (bookworm), the headers of libmicrohttpd, SQLite and nats.c, the project's release build.
+# --- Build: the official Swift 6 image (bookworm), the headers of libmicrohttpd, SQLite, nats.c and jemalloc, the project's release build.
 FROM swift:6.3-bookworm AS build
-RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libnats-dev pkg-config \
+RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libnats-dev libjemalloc-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -17,7 +17,7 @@ RUN scripts/build-release.sh
 
 # --- Run: only the runtime libraries the binary needs, a non-root user.
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libnats3.4 libstdc++6 ca-certificates \
+RUN apt-get update && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libnats3.4 libjemalloc2 libstdc++6 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home mvvmr \
     && mkdir -p /srv/mvvmr/data && chown 10001:10001 /srv/mvvmr/data

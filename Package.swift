@@ -41,6 +41,10 @@ let package = Package(
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"])]
         ),
+        // jemalloc, the demo server's allocator in place of glibc's: the action path allocates on the request threads
+        // and frees on the store's threads, which glibc's per-thread caches serve badly (BENCHMARKS.md, "Allocator").
+        // Its configuration is compiled in (`malloc_conf`); it needs libjemalloc-dev (scripts/install-deps.sh).
+        .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
         // A small HTTP server over libmicrohttpd; knows nothing of MVVM.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "Locking"], swiftSettings: releaseSettings),
         // JSON values, JSON Pointer, a Codable coder for JSON values, RFC 6902 apply and diff; no other dependency.
@@ -61,7 +65,8 @@ let package = Package(
         // The demo's pages (no HTTP in them) and the demo server, the main job.
         .target(name: "DemoPages", dependencies: ["MVVMR", "JSONPatch"], swiftSettings: releaseSettings),
         .executableTarget(
-            name: "MVVMRDemo", dependencies: ["DemoPages", "MVVMRServer"], path: "Sources/DemoApp", swiftSettings: releaseSettings),
+            name: "MVVMRDemo", dependencies: ["DemoPages", "MVVMRServer", "CJemalloc"], path: "Sources/DemoApp",
+            swiftSettings: releaseSettings),
         // `json-patch diff A B` / `json-patch apply DOC PATCH`.
         .executableTarget(name: "json-patch", dependencies: ["JSONPatch"]),
         // Benchmark programs, built in release mode by Benchmarks/run.py.

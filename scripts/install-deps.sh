@@ -6,7 +6,8 @@ set -euo pipefail
 
 purpose="${1:-run}"
 # libnats-dev: the NATS JetStream session store (SESSION_STORE=nats://…); the demo links it.
-apt_packages=(libmicrohttpd-dev libsqlite3-dev libnats-dev pkg-config)
+# libjemalloc-dev: the demo server's allocator (Sources/CJemalloc), in place of glibc's malloc.
+apt_packages=(libmicrohttpd-dev libsqlite3-dev libnats-dev libjemalloc-dev pkg-config)
 pip_packages=()
 case "$purpose" in
   run) ;;

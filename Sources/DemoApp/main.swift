@@ -1,3 +1,4 @@
+import CJemalloc
 import DemoPages
 import MVVMRServer
 
@@ -101,7 +102,10 @@ do {
 }
 // A URL to open: bound to every address, the server is reached on localhost. Flushed at once: with standard output
 // piped (a container's log), `print` holds its text in a block buffer until the process ends.
-print("mvvmr-demo: serving on \(ServerConfiguration.browsableURL(host: configuration.host, port: server.port))")
+// The allocator is named too: jemalloc, linked in place of glibc's malloc (Package.swift), or glibc's if it is not.
+let allocator = mvvmr_jemalloc_version().map { "jemalloc \(String(cString: $0))" } ?? "glibc"
+let address = ServerConfiguration.browsableURL(host: configuration.host, port: server.port)
+print("mvvmr-demo: serving on \(address) (allocator: \(allocator))")
 fflush(nil)  // every output stream: `stdout` itself is a C global Swift 6 will not touch
 server.runUntilStopSignal()
 store.close()
