@@ -1787,6 +1787,7 @@ def tool_versions():
         "valgrind": first_line(["valgrind", "--version"]),
         "libmicrohttpd": first_line(["pkg-config", "--modversion", "libmicrohttpd"]),
         "glibc": first_line(["ldd", "--version"]),
+        "jemalloc": first_line(["pkg-config", "--modversion", "jemalloc"]),
         "swift": first_line(["swift", "--version"]),
         "machine": machine_description(),
     }
@@ -1835,7 +1836,7 @@ def check_budgets(counts, budgets):
         notes.append("the budgets were recorded with other request counts; record them again")
     recorded_with = budgets.get("recorded_with", {})
     current = tool_versions()
-    for tool in ("valgrind", "libmicrohttpd", "glibc", "swift"):
+    for tool in ("valgrind", "libmicrohttpd", "glibc", "jemalloc", "swift"):
         if recorded_with.get(tool) != current[tool]:
             notes.append(f"the budgets were recorded with {tool} {recorded_with.get(tool)!r}, this machine has "
                          f"{current[tool]!r}: counts may differ for that reason alone")
