@@ -5,7 +5,8 @@ extension InputRecord {
     /// form a store keeps, made once per input on the action path without building the JSON tree first.
     public var jsonBytes: [UInt8] {
         var buffer: [UInt8] = []
-        buffer.reserveCapacity(192)
+        // An increment's record is about 220 bytes: room for it at once, not a second allocation and a copy.
+        buffer.reserveCapacity(256)
         encode(into: &buffer)
         return buffer
     }
@@ -21,8 +22,7 @@ extension InputRecord {
         input.encode(into: &buffer)
         buffer.appendLiteral(#","digests":{"#)
         var first = true
-        for unit in Self.sortedKeys(digests) {
-            guard let digest = digests[unit] else { continue }
+        Self.forEachSorted(digests) { unit, digest in
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
             JSONValue.encodeString(unit, into: &buffer)
@@ -34,8 +34,7 @@ extension InputRecord {
         JSONValue.encodeInteger(sequence, into: &buffer)
         buffer.appendLiteral(#","revs":{"#)
         first = true
-        for unit in Self.sortedKeys(revisions) {
-            guard let revision = revisions[unit] else { continue }
+        Self.forEachSorted(revisions) { unit, revision in
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
             JSONValue.encodeString(unit, into: &buffer)
@@ -50,10 +49,16 @@ extension InputRecord {
         buffer.append(UInt8(ascii: "}"))
     }
 
-    /// The keys in order; most records name one page, which needs no sort.
-    static func sortedKeys<Value>(_ dictionary: [String: Value]) -> [String] {
-        if dictionary.count == 1, let only = dictionary.first { return [only.key] }
-        return dictionary.keys.sorted()
+    /// Calls `body` with each key and value, keys in order. Most records name one page: that one needs neither a
+    /// sort nor an array of the keys (two allocations per record, about 900 instructions, when it had both).
+    static func forEachSorted<Value>(_ dictionary: [String: Value], _ body: (String, Value) -> Void) {
+        if dictionary.count <= 1 {
+            for (key, value) in dictionary { body(key, value) }
+            return
+        }
+        for key in dictionary.keys.sorted() {
+            if let value = dictionary[key] { body(key, value) }
+        }
     }
 
     /// Appends the 16 lowercase hex digits of `digest` (as ``hex(_:)`` writes them).
@@ -143,8 +148,7 @@ extension SessionInput {
     private static func encode(_ parameters: [String: String], into buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "{"))
         var first = true
-        for key in InputRecord.sortedKeys(parameters) {
-            guard let value = parameters[key] else { continue }
+        InputRecord.forEachSorted(parameters) { key, value in
             if !first { buffer.append(UInt8(ascii: ",")) }
             first = false
             JSONValue.encodeString(key, into: &buffer)
