@@ -55,7 +55,36 @@ public struct JSONObject: Sendable {
     /// A key that occurs twice keeps its first position and its last value.
     ///
     /// - Parameter pairs: The members, in order.
+    @inlinable
     public init(_ pairs: [(String, JSONValue)]) {
+        guard pairs.count <= Self.indexThreshold else {
+            self.init(indexing: pairs)
+            return
+        }
+        // A literal's few members (a row's `jsonValue`): appended in place, each key looked for among the earlier
+        // ones, with no index to keep. Inlined where the literal is written, so the pairs' array can go.
+        var members: [Member] = []
+        members.reserveCapacity(pairs.count)
+        for (key, value) in pairs {
+            if let position = members.firstIndex(where: { $0.key == key }) {
+                members[position].value = value
+            } else {
+                members.append(Member(key: key, value: value))
+            }
+        }
+        self.init(smallMembers: members)
+    }
+
+    /// An object of at most `indexThreshold` members with distinct keys, which needs no index.
+    @usableFromInline
+    init(smallMembers: [Member]) {
+        members = smallMembers
+        positions = nil
+    }
+
+    /// An object of more than `indexThreshold` pairs, which keeps an index of its keys.
+    @usableFromInline
+    init(indexing pairs: [(String, JSONValue)]) {
         self.init()
         members.reserveCapacity(pairs.count)
         for (key, value) in pairs {
@@ -262,6 +291,7 @@ extension JSONObject: ExpressibleByDictionaryLiteral {
     /// Creates an object from a dictionary literal, keeping the written key order.
     ///
     /// - Parameter elements: The members, in order.
+    @inlinable
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self.init(elements)
     }

@@ -23,6 +23,8 @@ struct JSONParser {
     // MARK: - Document structure
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        skipWhitespace()
+        if let object = parseFlatObject() { return object }
         // Open containers, innermost last. Arrays and objects under construction are kept in
         // separate stacks (not inside an enum) so that appending mutates them in place;
         // moving them in and out of enum payloads would copy them on every element.
@@ -129,6 +131,60 @@ struct JSONParser {
                 break
             }
         }
+    }
+
+    /// The whole document when it is one object whose values are all scalars (an action's body), parsed without the
+    /// container stacks, which would cost an allocation each. `nil`, with the position where it was, when the document
+    /// is anything else or is malformed: the general parse then reads it again and reports any error itself.
+    private mutating func parseFlatObject() -> JSONValue? {
+        let start = position
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else { return nil }
+        do throws(JSONParseError) {
+            position += 1
+            skipWhitespace()
+            guard try currentByte(expecting: "a key or '}'") != UInt8(ascii: "}") else { return backTrack(to: start) }
+            var object = JSONObject(minimumCapacity: 3)
+            while true {
+                let key = try parseKeyAndColon()
+                let value: JSONValue
+                switch try currentByte(expecting: "a value") {
+                case UInt8(ascii: "\""): value = .string(try parseString())
+                case UInt8(ascii: "t"):
+                    try expectLiteral("true")
+                    value = .bool(true)
+                case UInt8(ascii: "f"):
+                    try expectLiteral("false")
+                    value = .bool(false)
+                case UInt8(ascii: "n"):
+                    try expectLiteral("null")
+                    value = .null
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try parseNumber()
+                default: return backTrack(to: start)
+                }
+                object.updateValue(value, forKey: key)
+                skipWhitespace()
+                let next = try currentByte(expecting: "',' or '}'")
+                if next == UInt8(ascii: ",") {
+                    position += 1
+                    skipWhitespace()
+                } else if next == UInt8(ascii: "}") {
+                    position += 1
+                    skipWhitespace()
+                    guard position == bytes.count else { return backTrack(to: start) }
+                    return .object(object)
+                } else {
+                    return backTrack(to: start)
+                }
+            }
+        } catch {
+            return backTrack(to: start)
+        }
+    }
+
+    /// Puts the position back at `start` and returns `nil`: the flat parse gives the document up.
+    private mutating func backTrack(to start: Int) -> JSONValue? {
+        position = start
+        return nil
     }
 
     private func checkDepth(_ openContainers: Int) throws(JSONParseError) {

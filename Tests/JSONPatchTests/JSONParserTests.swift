@@ -113,6 +113,61 @@ struct JSONParserTests {
         }
     }
 
+    /// A top-level object of scalars (an action's body) is parsed by a shortcut without the container stacks; the
+    /// same object inside an array is parsed by the general path. Over random flat objects, and the same objects
+    /// with a byte deleted, changed or inserted, both must agree: the same value, or the same error at the same
+    /// place (one byte later inside the array). Errors at the document's end differ in kind (a missing `]`, data
+    /// after the top-level value), and so do those of a document no longer beginning with `{`, so there only
+    /// failing at all is compared.
+    @Test func aFlatObjectParsesAsTheGeneralPathParsesIt() throws {
+        var generator = SeededGenerator(seed: 15)
+        let scalars = [#""increment""#, #""a\"b\u00e9""#, "1", "-25", "2.5e1", "true", "false", "null", "[1]", #"{"x":2}"#, "[]"]
+        let keys = [#""action""#, #""value""#, #""rev""#, #""value""#, #""k\n""#]
+        let spaces = ["", " ", "\n\t "]
+        var checked = 0
+        for _ in 0..<3_000 {
+            var text = "{" + spaces.randomElement(using: &generator)!
+            for member in 0..<Int.random(in: 0...4, using: &generator) {
+                if member > 0 { text += "," + spaces.randomElement(using: &generator)! }
+                text += keys.randomElement(using: &generator)! + spaces.randomElement(using: &generator)! + ":"
+                text += spaces.randomElement(using: &generator)! + scalars.randomElement(using: &generator)!
+            }
+            text += spaces.randomElement(using: &generator)! + "}" + spaces.randomElement(using: &generator)!
+            var bytes = Array(text.utf8)
+            switch Int.random(in: 0..<4, using: &generator) {
+            case 0: break
+            case 1: bytes.remove(at: Int.random(in: 0..<bytes.count, using: &generator))
+            case 2: bytes[Int.random(in: 0..<bytes.count, using: &generator)] = Array(#"{}[],:" 1an\"#.utf8).randomElement(using: &generator)!
+            default: bytes.insert(Array(#"{}[],:" 1an\"#.utf8).randomElement(using: &generator)!, at: Int.random(in: 0...bytes.count, using: &generator))
+            }
+            let flat = Result { () throws(JSONParseError) in try JSONValue(parsing: bytes) }
+            let wrapped = Result { () throws(JSONParseError) in try JSONValue(parsing: [UInt8(ascii: "[")] + bytes + [UInt8(ascii: "]")]) }
+            switch (flat, wrapped) {
+            case (.success(let value), .success(let array)):
+                #expect(array == .array([value]), "\(String(decoding: bytes, as: UTF8.self))")
+            case (.failure(let error), .failure(let arrayError)):
+                // Only a document that still begins with `{` can take the shortcut (after `]`, the array would close).
+                if bytes.first == UInt8(ascii: "{") && error.offset < bytes.count && error.code != .trailingData {
+                    #expect(arrayError.code == error.code && arrayError.offset == error.offset + 1,
+                            "\(String(decoding: bytes, as: UTF8.self)): \(error) against \(arrayError)")
+                }
+            case (.success, .failure(let arrayError)):
+                Issue.record("\(String(decoding: bytes, as: UTF8.self)) parsed alone but not in an array: \(arrayError)")
+            case (.failure(let error), .success):
+                Issue.record("\(String(decoding: bytes, as: UTF8.self)) failed alone (\(error)) but parsed in an array")
+            }
+            checked += 1
+        }
+        #expect(checked == 3_000)
+    }
+
+    @Test func aFlatObjectKeepsTheFirstPositionAndTheLastValueOfARepeatedKey() throws {
+        let value = try JSONValue(parsing: #"{"a":1,"b":2,"a":3}"#)
+        #expect(value.objectValue?.keys == ["a", "b"])
+        #expect(value == ["a": 3, "b": 2])
+        #expect(throws: JSONParseError.self) { try JSONValue(parsing: #"{"a":1}"#, maxDepth: 0) }
+    }
+
     @Test func aMillionOpeningBracketsIsACleanError() {
         let bytes = [UInt8](repeating: UInt8(ascii: "["), count: 1_000_000)
         #expect(throws: JSONParseError.self) { try JSONValue(parsing: bytes) }

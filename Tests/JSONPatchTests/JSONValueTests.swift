@@ -84,5 +84,11 @@ struct JSONValueTests {
         let object = JSONObject([("a", 1), ("b", 2), ("a", 3)])
         #expect(object.keys == ["a", "b"])
         #expect(object["a"] == 3)
+        // More pairs than an object searches linearly: built with its index, by the same rule.
+        let keys = (0..<12).map { "k\($0)" }
+        let large = JSONObject(keys.map { ($0, JSONValue.int(0)) } + [("k3", 7), ("k11", 9)])
+        #expect(large.keys == keys)
+        #expect(large["k3"] == 7 && large["k11"] == 9 && large["k0"] == 0)
+        #expect(large.position(ofKey: "k11") == 11)
     }
 }

@@ -255,15 +255,17 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
         }
     }
 
-    /// An element's JSON through `Representable`'s `jsonValue`, `Representable` being `Element` itself.
+    /// An element's JSON through `Representable`'s `jsonValue`, `Representable` being `Element` itself. The types are
+    /// compared once, here: the converter then reads the element as a `Representable` in place, without an
+    /// `Optional<Representable>`, whose metadata generic code would look up at every element.
     private static func converter<Representable: JSONRepresentable>(
         through type: Representable.Type
     ) -> (Element) throws -> JSONValue {
-        { element in
-            guard let representable = MemberHandlers.cast(element, to: Representable.self) else {
-                return try StateWriter.encoder.encode(element)
+        guard Element.self == Representable.self else { return { try StateWriter.encoder.encode($0) } }
+        return { element in
+            withUnsafePointer(to: element) {
+                $0.withMemoryRebound(to: Representable.self, capacity: 1) { $0.pointee.jsonValue }
             }
-            return representable.jsonValue
         }
     }
 

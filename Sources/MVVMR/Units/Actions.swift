@@ -35,7 +35,7 @@ public final class Actions<Action: PageAction> {
     public func signal<Value: ActionValue>(_ action: Action, of type: Value.Type) -> Signal<Value> {
         let relay = Relay<Value>()
         registry.declare(prefix + action.actionName, valueType: Value.actionValueType) { json in
-            if let value = Value(actionValue: json) { relay.accept(value) }
+            Value.decode(actionValue: json, into: relay.accept)
         }
         return relay.signal
     }

@@ -60,17 +60,18 @@ struct EventLog {
         append(Entry(sequence: sequence, payload: .frame(frame), byteCount: frame.count))
     }
 
-    private mutating func append(_ entry: Entry) {
-        entries.append(entry)
+    private mutating func append(_ entry: consuming Entry) {
         byteCount += entry.byteCount
+        entries.append(entry)
         // An event larger than the whole budget goes too: the log then no longer reaches back past it,
         // and a client resuming from before it gets snapshots, as for any event no longer kept.
         while count > capacity || (byteCount > byteLimit && count > 0) {
-            let oldest = entries[head]
-            byteCount -= oldest.byteCount
-            droppedThrough = oldest.sequence
+            // Read in place: a copy of the entry would retain its event only to release it again.
+            let sequence = entries[head].sequence
+            byteCount -= entries[head].byteCount
+            droppedThrough = sequence
             // Emptied now, not at the next compaction: a dropped event's bytes go back at once.
-            entries[head] = Entry(sequence: oldest.sequence, payload: .frame([]), byteCount: 0)
+            entries[head] = Entry(sequence: sequence, payload: .frame([]), byteCount: 0)
             head += 1
         }
         if head >= 64 && head * 2 >= entries.count {
