@@ -23,8 +23,6 @@ struct JSONParser {
     // MARK: - Document structure
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
-        skipWhitespace()
-        if let object = parseFlatObject() { return object }
         // Open containers, innermost last. Arrays and objects under construction are kept in
         // separate stacks (not inside an enum) so that appending mutates them in place;
         // moving them in and out of enum payloads would copy them on every element.
@@ -33,6 +31,20 @@ struct JSONParser {
         var objects: [JSONObject] = []
         var pendingKeys: [String] = []
         skipWhitespace()
+        switch parseFlatObject() {
+        case .whole(let value):
+            return value
+        case .nested(let object, let key):
+            // The top-level object goes on, from its first array or object member, as any open object does.
+            open.reserveCapacity(4)
+            objects.reserveCapacity(2)
+            pendingKeys.reserveCapacity(2)
+            open.append(.object)
+            objects.append(object)
+            pendingKeys.append(key)
+        case .other:
+            break
+        }
         while true {
             // Parse one value, or open a container and loop to parse its first element.
             var value: JSONValue
@@ -133,12 +145,23 @@ struct JSONParser {
         }
     }
 
-    /// The whole document when it is one object whose values are all scalars (an action's body), parsed without the
-    /// container stacks, which would cost an allocation each. `nil`, with the position where it was, when the document
-    /// is anything else or is malformed: the general parse then reads it again and reports any error itself.
-    private mutating func parseFlatObject() -> JSONValue? {
+    /// How far the shortcut for a top-level object of scalars got.
+    private enum FlatObject {
+        /// The whole document: one object, every value a scalar.
+        case whole(JSONValue)
+        /// A top-level object read up to the first member whose value is an array or an object: the members before
+        /// it, and its key; the position is at the member's value.
+        case nested(JSONObject, key: String)
+        /// Not an object, or malformed: the position is back where it was, for the general parse, which reports
+        /// any error itself.
+        case other
+    }
+
+    /// Reads a top-level object's members while their values are scalars (all of an action's body, the first few
+    /// of a stored record), without the container stacks of the general parse, which would cost an allocation each.
+    private mutating func parseFlatObject() -> FlatObject {
         let start = position
-        guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else { return nil }
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else { return .other }
         do throws(JSONParseError) {
             position += 1
             skipWhitespace()
@@ -159,6 +182,7 @@ struct JSONParser {
                     try expectLiteral("null")
                     value = .null
                 case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try parseNumber()
+                case UInt8(ascii: "["), UInt8(ascii: "{"): return .nested(object, key: key)
                 default: return backTrack(to: start)
                 }
                 object.updateValue(value, forKey: key)
@@ -171,7 +195,7 @@ struct JSONParser {
                     position += 1
                     skipWhitespace()
                     guard position == bytes.count else { return backTrack(to: start) }
-                    return .object(object)
+                    return .whole(.object(object))
                 } else {
                     return backTrack(to: start)
                 }
@@ -181,10 +205,10 @@ struct JSONParser {
         }
     }
 
-    /// Puts the position back at `start` and returns `nil`: the flat parse gives the document up.
-    private mutating func backTrack(to start: Int) -> JSONValue? {
+    /// Puts the position back at `start`: the shortcut gives the document up to the general parse.
+    private mutating func backTrack(to start: Int) -> FlatObject {
         position = start
-        return nil
+        return .other
     }
 
     private func checkDepth(_ openContainers: Int) throws(JSONParseError) {
