@@ -82,21 +82,11 @@ struct JSONParser {
                     objects.append(JSONObject(minimumCapacity: 2))
                     continue
                 }
-            case UInt8(ascii: "\""):
-                value = .string(try parseString())
-            case UInt8(ascii: "t"):
-                try expectLiteral("true")
-                value = .bool(true)
-            case UInt8(ascii: "f"):
-                try expectLiteral("false")
-                value = .bool(false)
-            case UInt8(ascii: "n"):
-                try expectLiteral("null")
-                value = .null
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                value = try parseNumber()
             default:
-                throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a value")
+                guard let scalar = try parseScalar(startingWith: byte) else {
+                    throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a value")
+                }
+                value = scalar
             }
 
             // Attach the finished value to the enclosing containers, closing as many as end here.
@@ -169,22 +159,9 @@ struct JSONParser {
             var object = JSONObject(minimumCapacity: 3)
             while true {
                 let key = try parseKeyAndColon()
-                let value: JSONValue
-                switch try currentByte(expecting: "a value") {
-                case UInt8(ascii: "\""): value = .string(try parseString())
-                case UInt8(ascii: "t"):
-                    try expectLiteral("true")
-                    value = .bool(true)
-                case UInt8(ascii: "f"):
-                    try expectLiteral("false")
-                    value = .bool(false)
-                case UInt8(ascii: "n"):
-                    try expectLiteral("null")
-                    value = .null
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try parseNumber()
-                case UInt8(ascii: "["), UInt8(ascii: "{"): return .nested(object, key: key)
-                default: return backTrack(to: start)
-                }
+                let byte = try currentByte(expecting: "a value")
+                if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") { return .nested(object, key: key) }
+                guard let value = try parseScalar(startingWith: byte) else { return backTrack(to: start) }
                 object.updateValue(value, forKey: key)
                 skipWhitespace()
                 let next = try currentByte(expecting: "',' or '}'")
@@ -202,6 +179,28 @@ struct JSONParser {
             }
         } catch {
             return backTrack(to: start)
+        }
+    }
+
+    /// The string, literal or number that `byte`, the current one, begins; `nil` when it begins none.
+    @inline(__always)
+    private mutating func parseScalar(startingWith byte: UInt8) throws(JSONParseError) -> JSONValue? {
+        switch byte {
+        case UInt8(ascii: "\""):
+            return .string(try parseString())
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try parseNumber()
+        default:
+            return nil
         }
     }
 
