@@ -10,6 +10,14 @@ import Testing
     private static let query: UInt8 = 8
 
 
+    /// The common methods come back as literals, any other method (and a prefix or an extension of a common one)
+    /// as its own bytes.
+    @Test func aMethodNameIsTheMethodsOwnText() {
+        for method in ["GET", "POST", "PUT", "PATCH", "HEAD", "DELETE", "OPTIONS", "PROPFIND", "POS", "POSTS", "G", "", "get"] {
+            #expect(method.withCString { HTTPServer.methodName($0) } == method)
+        }
+    }
+
     @Test func theFirstCookieOfANameWinsAndCookiesAreNotDecoded() {
         let values = RequestValues(
             packed: packedValues([

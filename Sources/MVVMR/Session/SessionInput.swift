@@ -163,6 +163,8 @@ extension SessionEvent {
 extension [SessionEvent] {
     /// Per page, its revision after these events.
     var pageRevisions: [String: Int] {
+        // A single patch (most inputs): its page's revision, hashed once, in a dictionary made to its size.
+        if count == 1, case .patch(let patch) = self[startIndex].kind { return [patch.unit: patch.rev] }
         var revisions: [String: Int] = [:]
         for event in self {
             switch event.kind {
@@ -178,14 +180,15 @@ extension [SessionEvent] {
 
     /// Per page, the digest of these events about it, in order.
     var pageDigests: [String: UInt64] {
-        guard let first = self.first else { return [:] }
+        guard !isEmpty else { return [:] }
         var scratch: [UInt8] = []
         scratch.reserveCapacity(256)
-        let unit = first.pageUnit
+        // Read in place (`self[index]`): a copy of each event would retain its patch only to release it.
+        let unit = self[startIndex].pageUnit
         // Most inputs change one page: one digest, no dictionary of them.
-        if allSatisfy({ $0.pageUnit == unit }) {
+        if indices.allSatisfy({ self[$0].pageUnit == unit }) {
             var digest = StableDigest()
-            for event in self { event.combine(into: &digest, scratch: &scratch) }
+            for index in indices { self[index].combine(into: &digest, scratch: &scratch) }
             return [unit: digest.value]
         }
         var digests: [String: StableDigest] = [:]
