@@ -185,13 +185,15 @@ extension PageServer {
     }
 
     private func requireAllowedOrigin(_ request: HTTPRequest) throws(ProtocolError) {
-        // A request without an Origin (a program's, not a browser's) is allowed whatever its host: its scheme and
-        // host are not read then.
-        guard let origin = request.headers["Origin"] else { return }
-        let host = configuration.trustForwardedHeaders ? request.headers["X-Forwarded-Host"] ?? request.headers["Host"] : request.headers["Host"]
-        guard originPolicy.allows(origin: origin, requestScheme: requestScheme(request), requestHost: host) else {
+        guard originPolicy.allows(origin: request.headers["Origin"], requestScheme: requestScheme(request),
+                                  requestHost: requestHost(request)) else {
             throw .forbiddenOrigin
         }
+    }
+
+    /// The host a request was sent to: its `Host`, or behind a trusted proxy its `X-Forwarded-Host` when it has one.
+    private func requestHost(_ request: HTTPRequest) -> String? {
+        configuration.trustForwardedHeaders ? request.headers["X-Forwarded-Host"] ?? request.headers["Host"] : request.headers["Host"]
     }
 
     private func session(for request: HTTPRequest) throws(ProtocolError) -> ServerSession {

@@ -24,17 +24,21 @@ public struct OriginPolicy: Sendable {
     /// Whether a request with this `Origin` header may change state.
     /// - Parameters:
     ///   - origin: the `Origin` header, or `nil` when absent.
-    ///   - requestScheme: `http` or `https`, as the request reached the server (or the proxy).
-    ///   - requestHost: the request's `Host` (or trusted `X-Forwarded-Host`).
+    ///   - requestScheme: `http` or `https`, as the request reached the server (or the proxy); read only when the
+    ///     request has an `Origin` that is neither the public nor an allowed one.
+    ///   - requestHost: the request's `Host` (or trusted `X-Forwarded-Host`); read only then too, so that most
+    ///     requests (a program's, without `Origin`) never look their headers up.
     /// - Returns: `true` when allowed.
-    public func allows(origin: String?, requestScheme: String, requestHost: String?) -> Bool {
+    public func allows(
+        origin: String?, requestScheme: @autoclosure () -> String, requestHost: @autoclosure () -> String?
+    ) -> Bool {
         guard let origin else { return true }
         guard let normalized = Self.normalizedOrigin(origin) else { return false }
         if let publicOrigin, normalized == publicOrigin { return true }
         if allowedOrigins.contains(normalized) { return true }
         // A configured public origin is the only "own" origin: the Host header proves nothing then.
         guard publicOrigin == nil else { return false }
-        if let requestHost, let own = Self.normalizedOrigin("\(requestScheme)://\(requestHost)") {
+        if let requestHost = requestHost(), let own = Self.normalizedOrigin("\(requestScheme())://\(requestHost)") {
             return normalized == own
         }
         return false
