@@ -285,7 +285,10 @@ def c_server(body_file=None, headers=(), script=None, script_arguments=()):
     @contextlib.contextmanager
     def opened():
         port = free_port()
-        with Server([binary, str(port), *([body_file, *headers] if body_file else [])], port) as server:
+        # The C server reads its headers after its body file: headers without one would be taken for the file.
+        if headers and not body_file:
+            raise ValueError("the C server's extra headers need a body file")
+        with Server([binary, str(port), *([body_file] if body_file else []), *headers], port) as server:
             url = f"http://127.0.0.1:{port}" + ("" if script else "/api/pages/greeting")
             yield lambda seconds: wrk(url, seconds, script=script, script_arguments=script_arguments,
                                       pid=server.process.pid)
@@ -408,41 +411,36 @@ def http_json(port, method, path, body=None, headers=None):
     return status, (json_module.loads(payload) if payload else None)
 
 
-def page_read_body_file():
-    """The demo's response for a session's `GET /api/pages/greeting` (its snapshot), its body written to a file for
-    the C reference to answer with: returns (the file's path, the body, the mirrored headers' arguments)."""
+def demo_response_file(name, unit, method, path, body=None, store_environment=None):
+    """The demo's response to one request (`method` `path`, JSON `body`) in a new session of `unit`, its body written
+    to `OUT/name` for the C reference to answer with: returns (the file's path, the body, the mirrored headers'
+    arguments)."""
     os.makedirs(OUT, exist_ok=True)
-    body_file = os.path.join(OUT, "page-read-body.json")
+    body_file = os.path.join(OUT, name)
     port = free_port()
-    with Server(demo_command(port), port):
-        _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
-        status, body, headers = http_request(port, "GET", "/api/pages/greeting",
-                                             headers={"X-Session-ID": created["session"]}, with_headers=True)
+    with Server(demo_command(port, store_environment), port):
+        _, created = http_json(port, "POST", "/api/sessions", {"unit": unit})
+        headers = {"X-Session-ID": created["session"], **({"Content-Type": "application/json"} if body else {})}
+        status, answer, answer_headers = http_request(port, method, path, body=body, headers=headers,
+                                                      with_headers=True)
     if status != 200:
-        raise RuntimeError(f"GET /api/pages/greeting answered {status}: {body!r}")
+        raise RuntimeError(f"{method} {path} answered {status}: {answer!r}")
     with open(body_file, "wb") as output:
-        output.write(body)
-    return body_file, body, mirrored_headers(headers)
+        output.write(answer)
+    return body_file, answer, mirrored_headers(answer_headers)
+
+
+def page_read_body_file():
+    """The demo's answer to a session's `GET /api/pages/greeting` (its snapshot), for the C reference."""
+    return demo_response_file("page-read-body.json", "greeting", "GET", "/api/pages/greeting")
 
 
 def action_body_file():
-    """The demo's response to one increment on the memory store (the action section's request), its body written
-    to a file for the C reference to answer the same POSTs with: returns (the file's path, the body, the mirrored
-    headers' arguments). Increments' answers differ only in their numbers, so their sizes stay within a few bytes."""
-    os.makedirs(OUT, exist_ok=True)
-    body_file = os.path.join(OUT, "action-body.json")
-    port = free_port()
-    with Server(demo_command(port, MEMORY_STORE), port):
-        _, created = http_json(port, "POST", "/api/sessions", {"unit": "counters"})
-        status, body, headers = http_request(port, "POST", "/api/pages/counters/actions",
-                                             body={"action": "increment", "value": 5},
-                                             headers={"X-Session-ID": created["session"],
-                                                      "Content-Type": "application/json"}, with_headers=True)
-    if status != 200:
-        raise RuntimeError(f"POST /api/pages/counters/actions answered {status}: {body!r}")
-    with open(body_file, "wb") as output:
-        output.write(body)
-    return body_file, body, mirrored_headers(headers)
+    """The demo's answer to one increment on the memory store (the action section's request), for the C reference
+    to answer the same POSTs with. Increments' answers differ only in their numbers, so their sizes stay within a
+    few bytes."""
+    return demo_response_file("action-body.json", "counters", "POST", "/api/pages/counters/actions",
+                              body={"action": "increment", "value": 5}, store_environment=MEMORY_STORE)
 
 
 def section_page_read(quick):
