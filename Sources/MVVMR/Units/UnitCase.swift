@@ -22,30 +22,64 @@ import JSONPatch
 ///
 /// The unit's actions (with those of its parts) are known without a session, from `actions`.
 public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
+    /// What a unit case declares, made once and shared by every copy: a session's pages and registry hold one
+    /// pointer each, not the declaration's fields.
+    private final class Definition: Sendable {
+        let name: String
+        let actions: [ActionDescriptor]
+        let parts: [UnitPart]
+        let isRestorable: Bool
+        let entry: UnitEntry
+        let bindPair: @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair
+        let problems: [String]
+        let viewSchema: JSONValue
+        let declaration: String
+
+        init(
+            name: String, actions: [ActionDescriptor], parts: [UnitPart], isRestorable: Bool, entry: UnitEntry,
+            problems: [String], viewSchema: JSONValue, declaration: String,
+            bindPair: @escaping @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair
+        ) {
+            self.name = name
+            self.actions = actions
+            self.parts = parts
+            self.isRestorable = isRestorable
+            self.entry = entry
+            self.problems = problems
+            self.viewSchema = viewSchema
+            self.declaration = declaration
+            self.bindPair = bindPair
+        }
+    }
+
+    private let definition: Definition
+
     /// The unit's name: its route is `/name`, its API is `/api/pages/name`.
-    public let name: String
+    public var name: String { definition.name }
     /// The actions the unit's View declares, then those of its parts as `part.action`.
-    public let actions: [ActionDescriptor]
+    public var actions: [ActionDescriptor] { definition.actions }
     /// The sub-views mounted in the unit's page.
-    public let parts: [UnitPart]
+    public var parts: [UnitPart] { definition.parts }
     /// Whether the unit's ViewModel is a ``RestorableViewModel`` (its page can be saved in a session snapshot,
     /// when its parts' can too).
-    public let isRestorable: Bool
+    public var isRestorable: Bool { definition.isRestorable }
     /// Whether a client may open the unit by deep link, or only a page's own navigation reaches it.
-    public let entry: UnitEntry
+    public var entry: UnitEntry { definition.entry }
     /// Makes the View and the ViewModel (from a saved state, when one is given: see ``RestorableViewModel``),
     /// wires Input → ViewModel → Output → page, and returns what must stay alive as long as the page. It
     /// captures only metatypes, so it is `Sendable`.
-    let bindPair: @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair
+    var bindPair: @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair {
+        definition.bindPair
+    }
     /// Mistakes in the declaration found when it was made (an action case the View does not declare, a
     /// part's name or path used twice); ``UnitRegistry/problems`` reports them when the app starts.
-    public let problems: [String]
+    public var problems: [String] { definition.problems }
     /// The JSON Schema of the page's view (with its parts at their paths), derived from the Output's state type
     /// when it is a whole state; `{}` (anything) when the View binds path by path.
-    public let viewSchema: JSONValue
+    public var viewSchema: JSONValue { definition.viewSchema }
     /// What the unit pairs, for telling two units of one name apart: its View and ViewModel types (by identity, so
     /// two modules' types of one name differ), its parts and its entry rule.
-    let declaration: String
+    var declaration: String { definition.declaration }
 
     /// Pairs `view` with `viewModel` under `name`.
     /// - Parameters:
@@ -59,9 +93,6 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         _ name: String, view: ViewType.Type, viewModel: ViewModelType.Type, parts: [UnitPart] = [],
         entry: UnitEntry = .deepLink
     ) where ViewType.Input == ViewModelType.Input, ViewType.Output == ViewModelType.Output {
-        self.name = name
-        self.parts = parts
-        self.entry = entry
         // Listing the actions runs the View's declarations against a registry that no session uses.
         let registry = ActionRegistry()
         _ = ViewType().input(from: Actions<ViewType.Action>(registry: registry, prefix: ""))
@@ -81,20 +112,18 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
             if part.path.tokens.isEmpty { problems.append("unit \(name): the part \(part.name) is mounted at the root") }
             problems += part.unit.problems.map { "\($0) (a part of \(name))" }
         }
-        self.problems = problems
         // `ObjectIdentifier`s print the types' addresses: unique, unlike their names.
-        declaration =
+        let declaration =
             "\(ObjectIdentifier(ViewType.self)) \(ObjectIdentifier(ViewModelType.self)) \(entry) "
             + parts.map { "\($0.name)@\($0.path)" }.joined(separator: ",")
-        viewSchema = Self.schema(of: ViewType.Output.self, parts: parts)
+        let viewSchema = Self.schema(of: ViewType.Output.self, parts: parts)
         for part in parts {
             actions += part.unit.actions.map {
                 ActionDescriptor(name: part.name + "." + $0.name, valueType: $0.valueType, schema: $0.schema)
             }
         }
-        self.actions = actions
-        isRestorable = ViewModelType.self is any RestorableViewModel.Type
-        bindPair = { context, registry, prefix, page, savedState in
+        let bindPair: @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair = {
+            context, registry, prefix, page, savedState in
             let view = ViewType()
             let input = view.input(from: Actions<ViewType.Action>(registry: registry, prefix: prefix))
             let viewModel: ViewModelType
@@ -107,21 +136,19 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
             view.bind(output, to: page)
             return BoundPair(view: view, viewModel: viewModel, saveState: Self.stateSaver(of: viewModel))
         }
+        let isRestorable = ViewModelType.self is any RestorableViewModel.Type
+        definition = Definition(
+            name: name, actions: actions, parts: parts, isRestorable: isRestorable, entry: entry, problems: problems,
+            viewSchema: viewSchema, declaration: declaration, bindPair: bindPair)
     }
 
     private init(
         name: String, actions: [ActionDescriptor], parts: [UnitPart], entry: UnitEntry, viewSchema: JSONValue,
         bindPair: @escaping @Sendable (UnitContext, ActionRegistry, String, Page, JSONValue?) throws -> BoundPair
     ) {
-        self.name = name
-        self.actions = actions
-        self.parts = parts
-        self.entry = entry
-        self.isRestorable = false
-        self.problems = []
-        self.viewSchema = viewSchema
-        self.declaration = "failing " + name
-        self.bindPair = bindPair
+        definition = Definition(
+            name: name, actions: actions, parts: parts, isRestorable: false, entry: entry, problems: [],
+            viewSchema: viewSchema, declaration: "failing " + name, bindPair: bindPair)
     }
 
     /// The view schema of a unit whose Output is `output`, with its parts' schemas at their mount paths.
