@@ -33,7 +33,7 @@ final class ServerSession: Sendable {
         var pageSetVersionMeasured = 0
         /// The inputs whose records the store has not confirmed yet, with their events, which no client sees
         /// before then (acknowledged means stored), in input order.
-        var unconfirmed: [(number: Int, events: [SessionEvent])] = []
+        var unconfirmed = InlineFirstList<UnconfirmedInput>()
         /// The highest input number whose record is stored (every one before it is too).
         var storedThrough = 0
         /// An append failed: what the session holds in memory is ahead of its log, so it must not be used
@@ -46,7 +46,19 @@ final class ServerSession: Sendable {
         /// A compaction is queued or running.
         var isCompacting = false
         /// Answers waiting for an input's record to be stored.
-        var waiters: [(number: Int, notify: @Sendable (SessionStoreError?) -> Void)] = []
+        var waiters = InlineFirstList<DurabilityWaiter>()
+    }
+
+    /// An input whose record the store has not confirmed yet, with the events it caused.
+    struct UnconfirmedInput {
+        let number: Int
+        let events: [SessionEvent]
+    }
+
+    /// An answer waiting for input `number`'s record to be stored (or to fail).
+    struct DurabilityWaiter {
+        let number: Int
+        let notify: @Sendable (SessionStoreError?) -> Void
     }
 
     /// Whether an input's record is stored.
@@ -95,8 +107,14 @@ final class ServerSession: Sendable {
         }
     }
 
+    /// Made when the session first takes a topic message (or is restored): a session whose pages listen to no
+    /// topic never needs it.
+    private let topicIntakeStorage = AtomicLazyReference<Locked<TopicIntake>>()
+
     /// The topic messages taken; see ``TopicIntake``.
-    let topicIntake = Locked(TopicIntake())
+    var topicIntake: Locked<TopicIntake> {
+        topicIntakeStorage.load() ?? topicIntakeStorage.storeIfNil(Locked(TopicIntake()))
+    }
 
     /// Patch bytes after which the pages are measured again rather than estimated.
     static let patchBytesBeforeMeasuring = 65_536
@@ -169,8 +187,7 @@ final class ServerSession: Sendable {
             return
         }
         streamState.withLock { $0.storedThrough = storedThrough }
-        let identifier = identifier
-        let store = store
+        // Captures only the session (weakly): every live session keeps this closure.
         pages.setRecorder { [weak self] record, events in
             // In input order, one call at a time, once the input's step released the page session's lock: queue the
             // record, hold its events until it is stored.
@@ -183,12 +200,12 @@ final class ServerSession: Sendable {
                 // session's `releaseAll()` returns, which the restore waits for (``expire(reason:)``), so it is
                 // queued before any record of the restored session.
                 guard state.storeFailure == nil else { return false }
-                state.unconfirmed.append((number, events))
+                state.unconfirmed.append(UnconfirmedInput(number: number, events: events))
                 return true
             }
             guard accepted else { return }
-            store.append(
-                StoredRecord(session: identifier, number: number, body: record.jsonBytes),
+            self.store.append(
+                StoredRecord(session: self.identifier, number: number, body: record.jsonBytes),
                 lastActive: SystemTime.secondsSince1970()
             ) { [weak self] outcome in
                 self?.recordStored(number, outcome: outcome)
@@ -241,25 +258,17 @@ final class ServerSession: Sendable {
                     state.isCompacting = true
                     compactNow = true
                 }
-                var published = 0
-                for entry in state.unconfirmed {
-                    guard entry.number <= number else { break }
-                    Self.publish(entry.events, in: &state)
-                    published += 1
+                // Inputs are queued in number order, so those stored now are a prefix.
+                while let input = state.unconfirmed.removeFirst(if: { $0.number <= number }) {
+                    Self.publish(input.events, in: &state)
                 }
-                if published > 0 { state.unconfirmed.removeFirst(published) }
                 var ready: [@Sendable (SessionStoreError?) -> Void] = []
-                state.waiters.removeAll { waiter in
-                    guard waiter.number <= number else { return false }
-                    ready.append(waiter.notify)
-                    return true
-                }
+                state.waiters.removeAll(where: { $0.number <= number }, handing: { ready.append($0.notify) })
                 return (ready, nil, [])
             case .failure(let error):
                 if state.storeFailure == nil { state.storeFailure = error }
-                state.unconfirmed = []
-                let ready = state.waiters.map(\.notify)
-                state.waiters = []
+                _ = state.unconfirmed.removeAll()
+                let ready = state.waiters.removeAll().map(\.notify)
                 // Their clients resume from the log of the session restored from the store.
                 let streams = Array(state.streams.values)
                 state.streams = [:]
@@ -338,7 +347,7 @@ final class ServerSession: Sendable {
         streamState.withLock { state in
             if let failure = state.storeFailure { return .failed(failure) }
             guard let number, number > state.storedThrough else { return .stored }
-            state.waiters.append((number, notify))
+            state.waiters.append(DurabilityWaiter(number: number, notify: notify))
             return .waiting
         }
     }
@@ -468,7 +477,8 @@ final class ServerSession: Sendable {
     /// - Parameter catchingUp: a restored session takes, on each topic its pages listen to, the messages the node
     ///   kept that came after the last one its log holds (those it missed while it was away), before any live one.
     func joinTopics(_ fanout: TopicFanout, catchingUp: Bool = false) {
-        let missed = Locked<[[RecentTopicMessage]]?>(catchingUp ? [] : nil)
+        // Made only for a catch-up: a new session's listener captures nothing but the session and the fanout.
+        let missed: Locked<[[RecentTopicMessage]]?>? = catchingUp ? Locked([]) : nil
         if catchingUp { topicIntake.withLock { $0.catchingUp += 1 } }
         pages.setTopicListener { [weak self] event in
             // Outside the page session's lock, in input order, one call at a time.
@@ -477,7 +487,7 @@ final class ServerSession: Sendable {
             case .subscribed(let topic):
                 let recent = fanout.add(self, to: topic)
                 // Installing the listener hands it the topics the pages listen to already: those are caught up on.
-                missed.withLock { missed in missed?.append(recent) }
+                missed?.withLock { missed in missed?.append(recent) }
             case .unsubscribed(let topic):
                 fanout.remove(self, from: topic)
             case .published(let message, let input):
@@ -493,7 +503,8 @@ final class ServerSession: Sendable {
         // The `subscribed` events may be handed out by another thread (one delivering the session's outbox already):
         // they are all out once this returns.
         pages.waitUntilDelivered()
-        let caughtUp = missed.withLock { missed in defer { missed = nil }; return missed ?? [] }
+        let caughtUp: [[RecentTopicMessage]] =
+            missed?.withLock { missed in defer { missed = nil }; return missed ?? [] } ?? []
         // Every topic's missed messages, in the order they came (a page listening to two sees them as a live one did).
         let intake = topicIntake.withLock { $0 }
         let missedMessages = caughtUp.flatMap { Self.missedMessages(in: $0, intake: intake) }
