@@ -1,4 +1,4 @@
-import Locking
+import Synchronization
 
 /// The random numbers of one page, from a seed its session keeps in its log: the same seed gives the same
 /// numbers, so a page restored by replaying the log draws exactly what it drew live. Reach it through
@@ -9,28 +9,30 @@ import Locking
 /// let pick = Int.random(in: 0..<quotes.count, using: &generator)   // var generator = context.random
 /// ```
 public final class SessionRandom: RandomNumberGenerator, Sendable {
-    private let state: Locked<UInt64>
+    /// SplitMix64's state, in the object itself (every bound page has a generator, so no second allocation for a
+    /// lock): each draw advances it by the same constant, atomically.
+    private let state: Atomic<UInt64>
+
+    private static let increment: UInt64 = 0x9E37_79B9_7F4A_7C15
 
     /// A generator starting at `seed`.
     /// - Parameter seed: any value; equal seeds give equal sequences.
     public init(seed: UInt64) {
-        state = Locked(seed)
+        state = Atomic(seed)
     }
 
     /// Where the generator stands: a generator made with this as its seed goes on with the same numbers.
     var position: UInt64 {
-        state.withLock { $0 }
+        state.load(ordering: .relaxed)
     }
 
     /// The next 64 random bits (SplitMix64).
     public func next() -> UInt64 {
-        state.withLock { state in
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
+        // Draws racing on two threads each take their own step of the sequence, as they did under a lock.
+        var mixed = state.wrappingAdd(Self.increment, ordering: .relaxed).newValue
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
     }
 
     /// A random index in `0..<upperBound` (0 when `upperBound` is not positive).
