@@ -53,10 +53,10 @@ public final class PageSession: Sendable {
     ) {
         let scheduler = Scheduler(mode: clock == .virtual ? .virtual : .realTime(start: .now))
         let core = SessionCore(
-            registry: registry, services: services, scheduler: scheduler, historyLimit: historyLimit,
+            registry: registry, services: services, scheduler: scheduler, outbox: outbox, historyLimit: historyLimit,
             historyByteLimit: historyByteLimit, forwardLimit: forwardLimit)
         outbox.setEventSink(eventSink)
-        if eventSink != nil { core.eventSink = { [outbox] event in outbox.queue(.event(event)) } }
+        core.sendsEvents = eventSink != nil
         if clock == .realTime {
             // A live session's pages draw from a fresh seed and read the real wall clock; both go into its log.
             var system = SystemRandomNumberGenerator()
@@ -83,13 +83,7 @@ public final class PageSession: Sendable {
     public func setRecorder(_ recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?) {
         outbox.setRecorder(recorder)
         // Without a recorder the core makes no record at all (no digests either).
-        let queue: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
-        if recorder != nil {
-            queue = { [outbox] record, events in outbox.queue(.record(record, events)) }
-        } else {
-            queue = nil
-        }
-        core.withLock { $0.recorder = queue }
+        core.withLock { $0.sendsRecords = recorder != nil }
     }
 
     /// Installs (or removes) the event sink; it receives the events that happen from now on.
@@ -97,13 +91,7 @@ public final class PageSession: Sendable {
     ///   session's lock.
     public func setEventSink(_ sink: (@Sendable (SessionEvent) -> Void)?) {
         outbox.setEventSink(sink)
-        let queue: (@Sendable (SessionEvent) -> Void)?
-        if sink != nil {
-            queue = { [outbox] event in outbox.queue(.event(event)) }
-        } else {
-            queue = nil
-        }
-        core.withLock { $0.eventSink = queue }
+        core.withLock { $0.sendsEvents = sink != nil }
     }
 
     /// Installs (or removes) the topic listener: from now on it receives, in input order, once the step that
@@ -115,13 +103,7 @@ public final class PageSession: Sendable {
     /// - Parameter listener: called once per event.
     public func setTopicListener(_ listener: (@Sendable (TopicEvent) -> Void)?) {
         outbox.setTopicListener(listener)
-        step { core in
-            if listener != nil {
-                core.topicSink = { [outbox] event in outbox.queue(.topic(event)) }
-            } else {
-                core.topicSink = nil
-            }
-        }
+        step { core in core.sendsTopics = listener != nil }
     }
 
     /// Delivers a value published on a topic to every page of this session subscribed to it, as one input of the

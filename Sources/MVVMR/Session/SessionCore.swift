@@ -16,28 +16,36 @@ final class SessionCore {
     /// How many popped pages the forward list keeps at most; beyond it the oldest is released.
     let forwardLimit: Int
     let turn = SessionTurn()
-    var eventSink: (@Sendable (SessionEvent) -> Void)?
-    /// Receives, inside the lock, the topics the pages start and stop listening to and the values they publish
-    /// (never while replaying); nil when nobody carries them (a session outside a server, or one being restored).
-    var topicSink: ((TopicEvent) -> Void)? {
+    /// Where events, records and topic events go, handed out once the step released the session's lock; which of
+    /// them the core queues is set by the three switches below (a reference and flags rather than a closure each:
+    /// every live session keeps them).
+    let outbox: SessionOutbox
+    /// Queues every event for the event sink.
+    var sendsEvents = false
+    /// Queues, inside the lock, the topics the pages start and stop listening to and the values they publish
+    /// (never while replaying); off when nobody carries them (a session outside a server, or one being restored).
+    var sendsTopics = false {
         didSet {
-            guard let topicSink else {
+            guard sendsTopics else {
                 turn.topics.interestChanged = nil
                 return
             }
             turn.topics.interestChanged = { [weak self] topic, subscribed in
-                guard let self, !self.isReplaying else { return }
-                self.topicSink?(subscribed ? .subscribed(topic) : .unsubscribed(topic))
+                guard let self, !self.isReplaying, self.sendsTopics else { return }
+                self.outbox.queue(.topic(subscribed ? .subscribed(topic) : .unsubscribed(topic)))
             }
             // What the pages already listen to (a session just restored) is wanted from now on.
-            for topic in turn.topics.topics { topicSink(.subscribed(topic)) }
+            for topic in turn.topics.topics { outbox.queue(.topic(.subscribed(topic))) }
         }
     }
-    /// Receives every input's record with the events it caused, in input order, inside the lock; nil when the
-    /// session keeps no log (then no digest is computed either).
-    var recorder: ((InputRecord, [SessionEvent]) -> Void)?
-    /// Set while a log is being replayed: records are made (for their digests) but not handed to `recorder`.
+    /// Queues every input's record with the events it caused, in input order; off when the session keeps no log
+    /// (then no digest is computed either).
+    var sendsRecords = false
+    /// Set while a log is being replayed: records are made (for their digests) but not queued.
     var isReplaying = false
+    /// Whether an input is being applied: set and cleared only by ``applyInput(recordedAs:ifItThrows:annotation:_:)``.
+    /// (Beside the other flags: they share one word of the object.)
+    private var isInTurn = false
     /// The record of the latest input and its events, kept only while replaying (to compare with the logged
     /// one); boxed, so that a live session pays one pointer for it.
     private(set) var lastReplayed: ReplayedInput?
@@ -60,16 +68,15 @@ final class SessionCore {
     /// session that was never replayed.
     private var loggedRevisions: [String: Int] = [:]
     private(set) var sequence = 0
-    /// Whether an input is being applied: set and cleared only by ``applyInput(recordedAs:ifItThrows:annotation:_:)``.
-    private var isInTurn = false
     /// What the input being applied caused so far (empty between inputs, so an idle session holds no event storage).
     private var effects = InputEffects()
 
     init(
-        registry: UnitRegistry, services: Services, scheduler: Scheduler, historyLimit: Int,
+        registry: UnitRegistry, services: Services, scheduler: Scheduler, outbox: SessionOutbox, historyLimit: Int,
         historyByteLimit: Int = .max, forwardLimit: Int = 8
     ) {
         self.registry = registry
+        self.outbox = outbox
         self.services = services
         self.scheduler = scheduler
         self.historyLimit = historyLimit
@@ -470,24 +477,24 @@ final class SessionCore {
     }
 
     /// Ends an input: numbers and times its record, with the digests of the events it caused (only when
-    /// a log is kept), and hands it to the recorder (or keeps it, while replaying). Called by the step only.
+    /// a log is kept), and queues it for the recorder (or keeps it, while replaying). Called by the step only.
     private func finishInput(_ input: SessionInput, annotation: JSONValue?, events: [SessionEvent]) {
         inputNumber += 1
         let publications = turn.topics.takePublications()
         defer {
             // After the record (queued in the same order): they go out once it is stored.
-            if !isReplaying, let topicSink {
-                for message in publications { topicSink(.published(message, input: inputNumber)) }
+            if !isReplaying, sendsTopics {
+                for message in publications { outbox.queue(.topic(.published(message, input: inputNumber))) }
             }
         }
-        guard recorder != nil || isReplaying else { return }
+        guard sendsRecords || isReplaying else { return }
         let record = InputRecord(
             number: inputNumber, time: scheduler.now, input: input, digests: events.pageDigests,
             annotation: annotation, sequence: sequence, revisions: events.pageRevisions)
         if isReplaying {
             lastReplayed = ReplayedInput(record: record, events: events)
         } else {
-            recorder?(record, events)
+            outbox.queue(.record(record, events))
         }
     }
 
@@ -619,7 +626,7 @@ final class SessionCore {
         sequence += 1
         let event = SessionEvent(sequence: sequence, kind: kind)
         effects.events.append(event)
-        eventSink?(event)
+        if sendsEvents { outbox.queue(.event(event)) }
     }
 
     // MARK: Navigation
