@@ -17,11 +17,16 @@ final class PageDocument {
 
     let unit: String
     private(set) var view: JSONValue = .object(JSONObject())
+    /// (Right after `view`, whose last word has room for it.)
+    private var isRecording = false
     private(set) var revision: Int
-    var options = DiffOptions()
+    /// The member that identifies the elements of an array, where a page set one other than `id`: the only part
+    /// of the diff options a page sets, kept alone so that every live page does not hold the whole options.
+    private var identityKeys: [JSONPointer: String] = [:]
+    /// How this page's changes are diffed.
+    var options: DiffOptions { DiffOptions(identityKeys: identityKeys) }
     /// Why bindings failed (invalid path, unwritable path) while the page was being bound.
     private(set) var bindingFailures: [String] = []
-    private var isRecording = false
     /// One write of this turn: where it changed the document (the highest value it created or replaced) and
     /// what was there before the turn (nil: nothing).
     private struct Change {
@@ -76,12 +81,12 @@ final class PageDocument {
     /// Diffs the array at `pointer` by the member `key` instead of `id`.
     @usableFromInline
     func setIdentityKey(_ key: String, forArrayAt pointer: JSONPointer) {
-        options.identityKeys[pointer] = key
+        identityKeys[pointer] = key
     }
 
     /// The member that identifies the elements of the array at `pointer`: `id` unless set.
     func identityKey(at pointer: JSONPointer) -> String {
-        options.identityKeys[pointer] ?? "id"
+        identityKeys[pointer] ?? "id"
     }
 
     /// From now on writes are changes that `commit()` turns into patches.
@@ -179,6 +184,7 @@ final class PageDocument {
     func commit() -> JSONPatch? {
         guard !changes.isEmpty else { return nil }
         var operations: [PatchOperation] = []
+        let options = options
         for change in changes {
             Self.appendOperations(from: change.old, to: view[change.path], at: change.path, options: options, into: &operations)
         }

@@ -12,14 +12,15 @@ final class BoundPage {
     let parameters: [String: String]
     /// The value the router sent it (a snapshot keeps it, so the restored page gets it again).
     let sentValue: JSONValue?
+    /// Whether anything reached the page since it was bound (an action, a callback, a timer or an async result
+    /// of the session): a page nothing reached is restored by binding it again as it was first bound.
+    /// (Right after `sentValue`, whose last word has room for it.)
+    var receivedInput = false
     /// The page's random numbers (`context.random`), and where they started.
     let random: SessionRandom
     let randomSeed: UInt64
     /// The revision it was bound at.
     let boundRevision: Int
-    /// Whether anything reached the page since it was bound (an action, a callback, a timer or an async result
-    /// of the session): a page nothing reached is restored by binding it again as it was first bound.
-    var receivedInput = false
     /// The action records applied to it since it was bound, and the topic messages that changed it (what
     /// `MAX_PAGE_RECORDS` counts).
     var actionCount = 0
