@@ -2,7 +2,7 @@ import JSONPatch
 
 /// Everything one session owns: its pages, its navigation stack, its scheduler and its event
 /// numbering. It lives inside the session's lock and is only touched there; see `PageSession`.
-final class SessionCore {
+final class SessionCore: TopicInterestListener {
     private struct StackEntry {
         let unit: String
         let presented: Bool
@@ -26,16 +26,10 @@ final class SessionCore {
     /// (never while replaying); off when nobody carries them (a session outside a server, or one being restored).
     var sendsTopics = false {
         didSet {
-            guard sendsTopics else {
-                turn.topics.interestChanged = nil
-                return
-            }
-            turn.topics.interestChanged = { [weak self] topic, subscribed in
-                guard let self, !self.isReplaying, self.sendsTopics else { return }
-                self.outbox.queue(.topic(subscribed ? .subscribed(topic) : .unsubscribed(topic)))
-            }
+            turn.topicInterestListener = sendsTopics ? self : nil
+            guard sendsTopics else { return }
             // What the pages already listen to (a session just restored) is wanted from now on.
-            for topic in turn.topics.topics { outbox.queue(.topic(.subscribed(topic))) }
+            for topic in turn.existingTopics?.topics ?? [] { outbox.queue(.topic(.subscribed(topic))) }
         }
     }
     /// Queues every input's record with the events it caused, in input order; off when the session keeps no log
@@ -94,6 +88,12 @@ final class SessionCore {
             }
             applyInput(recordedAs: { _ in input }, body)
         }
+    }
+
+    /// Queues that a topic gained its first subscriber or lost its last (never while replaying).
+    func topicInterestChanged(_ topic: String, subscribed: Bool) {
+        guard !isReplaying, sendsTopics else { return }
+        outbox.queue(.topic(subscribed ? .subscribed(topic) : .unsubscribed(topic)))
     }
 
     var navigationState: NavigationState {
@@ -322,7 +322,7 @@ final class SessionCore {
     /// - Returns: whether a page is subscribed (a message nobody here listens to is no input and changes nothing).
     @discardableResult
     func receive(_ message: TopicMessage) -> Bool {
-        let units = turn.topics.units(subscribedTo: message.topic)
+        let units = turn.existingTopics?.units(subscribedTo: message.topic) ?? []
         guard !units.isEmpty else { return false }
         for unit in units { pages[unit]?.receivedInput = true }
         let topics = turn.topics
@@ -465,7 +465,7 @@ final class SessionCore {
         // A route a page emitted while bound again is not a navigation of the session (the stack is the snapshot's),
         // nor a value it published a publication of the session (what the saved page published went out then).
         while turn.takeNavigation() != nil {}
-        _ = turn.topics.takePublications()
+        _ = turn.existingTopics?.takePublications()
         _ = turn.takeWork()
         turn.clearChangedDocuments()
         bindCount = snapshot.bindCount
@@ -480,7 +480,7 @@ final class SessionCore {
     /// a log is kept), and queues it for the recorder (or keeps it, while replaying). Called by the step only.
     private func finishInput(_ input: SessionInput, annotation: JSONValue?, events: [SessionEvent]) {
         inputNumber += 1
-        let publications = turn.topics.takePublications()
+        let publications = turn.existingTopics?.takePublications() ?? []
         defer {
             // After the record (queued in the same order): they go out once it is stored.
             if !isReplaying, sendsTopics {
@@ -509,7 +509,7 @@ final class SessionCore {
         forward = []
         scheduler.cancelAll()
         _ = turn.takeWork()
-        _ = turn.topics.takePublications()
+        _ = turn.existingTopics?.takePublications()
         while turn.takeNavigation() != nil {}
         turn.clearChangedDocuments()
     }
@@ -563,7 +563,7 @@ final class SessionCore {
             effects = outer
             isInTurn = !isOutermost
             // Publications of an input that was not recorded (it threw before it emitted) go nowhere.
-            if isOutermost { _ = turn.topics.takePublications() }
+            if isOutermost { _ = turn.existingTopics?.takePublications() }
         }
         let value: Value
         do {
@@ -775,7 +775,7 @@ final class SessionCore {
         var context = UnitContext(
             unit: unit.name, services: services, parameters: parameters, scheduler: scheduler,
             sentValue: sentValue, callbackChannel: callbacks)
-        context.topics = turn.topics
+        context.sessionTurn = turn
         bindCount += 1
         var pageSeed = StableDigest()
         pageSeed.combine(Int(bitPattern: UInt(seed)))
@@ -789,7 +789,7 @@ final class SessionCore {
             return error
         }
         // Only what this binding tries counts (a name a stream connected later tried is dropped with it).
-        _ = turn.topics.takeInvalidNames()
+        _ = turn.existingTopics?.takeInvalidNames()
         do {
             var states = savedStates.map { ArraySlice($0) }
             try bindPairs(
@@ -806,7 +806,7 @@ final class SessionCore {
         if let failure = document.bindingFailures.first {
             throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(failure)"))
         }
-        if let name = turn.topics.takeInvalidNames().first {
+        if let name = turn.existingTopics?.takeInvalidNames().first {
             let reason = "\"\(name)\" is not a topic name (letters, digits, - and _)"
             throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(reason)"))
         }

@@ -7,8 +7,26 @@ final class SessionTurn {
     private(set) var pendingWork: [() -> Void] = []
     private(set) var pendingNavigations: [NavigationRequest] = []
     private(set) var changedDocuments: [PageDocument] = []
-    /// The session's topic subscriptions and the values its pages publish (one per session, like the turn).
-    let topics = TopicSubscriptions()
+    private var topicsStorage: TopicSubscriptions?
+    /// Told when a topic gains its first subscriber or loses its last: the session core, while it sends topic
+    /// events (weak: the core owns the turn).
+    weak var topicInterestListener: (any TopicInterestListener)? {
+        didSet { topicsStorage?.interestListener = topicInterestListener }
+    }
+
+    /// The session's topic subscriptions and the values its pages publish (one per session, like the turn), made
+    /// when a page first listens to or publishes on a topic: most pages never do, and an idle session should not
+    /// pay for them.
+    var topics: TopicSubscriptions {
+        if let topicsStorage { return topicsStorage }
+        let created = TopicSubscriptions()
+        created.interestListener = topicInterestListener
+        topicsStorage = created
+        return created
+    }
+
+    /// The topic subscriptions when a page ever made them; nil otherwise (reading this makes nothing).
+    var existingTopics: TopicSubscriptions? { topicsStorage }
 
     func enqueue(_ work: @escaping () -> Void) {
         pendingWork.append(work)

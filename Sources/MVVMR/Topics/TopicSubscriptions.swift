@@ -7,6 +7,13 @@ import JSONPatch
 /// the page is released. Which topics have at least one subscriber is what the session tells the server
 /// (``TopicEvent/subscribed(_:)`` / ``TopicEvent/unsubscribed(_:)``), so the server subscribes this session to the bus
 /// while it has a reason to.
+/// Hears, inside the session's lock, when a topic gains its first subscriber among a session's pages or loses its
+/// last.
+protocol TopicInterestListener: AnyObject {
+    /// `topic` has a subscriber now (`subscribed`), or none any more.
+    func topicInterestChanged(_ topic: String, subscribed: Bool)
+}
+
 final class TopicSubscriptions {
     /// One page's handler of one topic.
     private struct Handler {
@@ -23,8 +30,8 @@ final class TopicSubscriptions {
     /// The names that are not topic names (``TopicName/isValid(_:)``) pages tried to listen to since the last
     /// ``takeInvalidNames()``: a page binding with one fails, as it would fail on a server whose bus cannot carry it.
     private var invalidNames: [String] = []
-    /// Called, inside the lock, when a topic gains its first subscriber (true) or loses its last (false).
-    var interestChanged: ((String, Bool) -> Void)?
+    /// Told, inside the lock, when a topic gains its first subscriber or loses its last.
+    weak var interestListener: (any TopicInterestListener)?
 
     /// The topics with at least one subscriber, sorted.
     var topics: [String] { handlers.keys.sorted() }
@@ -46,7 +53,7 @@ final class TopicSubscriptions {
         nextID &+= 1
         let isFirst = handlers[topic, default: []].isEmpty
         handlers[topic, default: []].append(Handler(id: id, unit: unit, deliver: deliver))
-        if isFirst { interestChanged?(topic, true) }
+        if isFirst { interestListener?.topicInterestChanged(topic, subscribed: true) }
         return Subscription { [weak self] in self?.unsubscribe(id, from: topic) }
     }
 
@@ -55,7 +62,7 @@ final class TopicSubscriptions {
         list.removeAll { $0.id == id }
         if list.isEmpty {
             handlers[topic] = nil
-            interestChanged?(topic, false)
+            interestListener?.topicInterestChanged(topic, subscribed: false)
         } else {
             handlers[topic] = list
         }

@@ -17,7 +17,7 @@ extension UnitContext {
     /// ```
     /// - Parameter topic: the topic.
     public func messages<Value>(on topic: Topic<Value>) -> Signal<Value> {
-        guard let topics else { return .never }
+        guard let topics = sessionTurn?.topics else { return .never }
         let unit = self.unit
         let name = topic.name
         return Signal(connect: { [topics] target in

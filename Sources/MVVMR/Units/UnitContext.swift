@@ -17,8 +17,9 @@ public struct UnitContext {
     /// The value the router sent, as JSON; nil when it sent none.
     let sentValue: JSONValue?
     let callbackChannel: CallbackChannel
-    /// The session's topic subscriptions; nil outside a session (then ``messages(on:)`` never emits).
-    var topics: TopicSubscriptions?
+    /// The turn of the session, which holds its topic subscriptions (made on first use); nil outside a session
+    /// (then ``messages(on:)`` never emits).
+    var sessionTurn: SessionTurn?
     /// What the page's ViewModel shares with its parts' (one box for the page and all its parts).
     let sharedValues = SharedValues()
 
