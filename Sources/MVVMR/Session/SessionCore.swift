@@ -237,7 +237,7 @@ final class SessionCore: TopicInterestListener {
             recordedAs: { _ in .action(unit: name, name: action, value: value, clientRevision: clientRevision) },
             annotation: annotation
         ) {
-            for delivery in entry.deliveries { delivery(value) }
+            entry.deliver(value)
         }
         let effects = applied.effects
         let base = clientRevision ?? revisionBefore

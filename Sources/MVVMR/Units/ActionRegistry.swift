@@ -5,16 +5,43 @@ import JSONPatch
 /// An array searched linearly rather than a dictionary: pages declare a handful of actions, and for
 /// a handful a scan of short strings is both faster than hashing and a fraction of the memory.
 final class ActionRegistry {
+    /// What limits an action's values beyond their JSON type: made only for an action that has such a limit, so
+    /// that every bound page's entry for a plain action is small.
+    final class Constraints {
+        /// For a string action: the most characters its value may have (nil: no limit but the server's).
+        let maxLength: Int?
+        /// For a value of a `Decodable` type: its JSON Schema, as the unit's schema lists it.
+        let schema: JSONValue?
+        /// For a value of a `Decodable` type: whether a value of the right JSON type decodes.
+        let validate: ((JSONValue) -> Bool)?
+
+        init(maxLength: Int?, schema: JSONValue?, validate: ((JSONValue) -> Bool)?) {
+            self.maxLength = maxLength
+            self.schema = schema
+            self.validate = validate
+        }
+    }
+
     struct Entry {
         let name: String
         let valueType: ActionValueType
+        let constraints: Constraints?
+        /// The first declaration's delivery, and those of any later declarations of the same action (usually none).
+        let delivery: (JSONValue) -> Void
+        var moreDeliveries: [(JSONValue) -> Void] = []
+
         /// For a string action: the most characters its value may have (nil: no limit but the server's).
-        var maxLength: Int?
+        var maxLength: Int? { constraints?.maxLength }
         /// For a value of a `Decodable` type: its JSON Schema, as the unit's schema lists it.
-        var schema: JSONValue?
+        var schema: JSONValue? { constraints?.schema }
         /// For a value of a `Decodable` type: whether a value of the right JSON type decodes.
-        var validate: ((JSONValue) -> Bool)?
-        var deliveries: [(JSONValue) -> Void]
+        var validate: ((JSONValue) -> Bool)? { constraints?.validate }
+
+        /// Hands `value` to every declaration's delivery, in declaration order.
+        func deliver(_ value: JSONValue) {
+            delivery(value)
+            for more in moreDeliveries { more(value) }
+        }
     }
 
     /// The declarations in the order the View made them.
@@ -50,12 +77,12 @@ final class ActionRegistry {
         if let index = entries.firstIndex(where: { $0.name == name }) {
             // A second declaration of the same action receives the same values; the first one's
             // value type stays the one clients see.
-            entries[index].deliveries.append(delivery)
+            entries[index].moreDeliveries.append(delivery)
             return
         }
-        entries.append(
-            Entry(
-                name: name, valueType: valueType, maxLength: maxLength, schema: schema, validate: validate,
-                deliveries: [delivery]))
+        let constraints =
+            maxLength == nil && schema == nil && validate == nil
+            ? nil : Constraints(maxLength: maxLength, schema: schema, validate: validate)
+        entries.append(Entry(name: name, valueType: valueType, constraints: constraints, delivery: delivery))
     }
 }
