@@ -53,7 +53,7 @@ final class BoundPage {
     var savedStates: [JSONValue]? {
         var states: [JSONValue] = []
         for pair in pairs {
-            guard let state = pair.saveState?() else { return nil }
+            guard let state = pair.savedState else { return nil }
             states.append(state)
         }
         return states

@@ -134,7 +134,7 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
             }
             let output = try viewModel.transform(input)
             view.bind(output, to: page)
-            return BoundPair(view: view, viewModel: viewModel, saveState: Self.stateSaver(of: viewModel))
+            return BoundPair(view: view, viewModel: viewModel)
         }
         let isRestorable = ViewModelType.self is any RestorableViewModel.Type
         definition = Definition(
@@ -182,17 +182,6 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
         try Model(context: context, restoring: try JSONValueDecoder().decode(Model.SavedState.self, from: savedState))
     }
 
-    /// Reads a restorable ViewModel's saved state as JSON (nil when it is not at a quiet point, or its state
-    /// does not encode); nil for a ViewModel that is not restorable.
-    private static func stateSaver(of viewModel: some ViewModel) -> (() -> JSONValue?)? {
-        guard let restorable = viewModel as? any RestorableViewModel else { return nil }
-        return saver(of: restorable)
-    }
-
-    private static func saver<Model: RestorableViewModel>(of viewModel: Model) -> () -> JSONValue? {
-        { viewModel.savedState.flatMap { try? JSONValueEncoder().encode($0) } }
-    }
-
     /// The same unit (name, actions, parts, entry rule), whose binding throws `error` before it makes a View or a
     /// ViewModel: a route whose value cannot be encoded goes here, so that its navigation fails the way
     /// a failed binding does, reported in the result's `navigationFailure`.
@@ -220,6 +209,16 @@ public struct UnitCase: Sendable, Hashable, CustomStringConvertible {
 struct BoundPair {
     let view: Any
     let viewModel: Any
-    /// Reads the ViewModel's saved state as JSON; nil for a ViewModel that is not a ``RestorableViewModel``.
-    let saveState: (() -> JSONValue?)?
+
+    /// The ViewModel's saved state as JSON: nil for a ViewModel that is not a ``RestorableViewModel``, one not at a
+    /// quiet point, or one whose state does not encode. Read only when a snapshot is taken, so the pair keeps no
+    /// closure for it (every bound page would hold one).
+    var savedState: JSONValue? {
+        guard let restorable = viewModel as? any RestorableViewModel else { return nil }
+        return Self.encodedState(of: restorable)
+    }
+
+    private static func encodedState<Model: RestorableViewModel>(of viewModel: Model) -> JSONValue? {
+        viewModel.savedState.flatMap { try? JSONValueEncoder().encode($0) }
+    }
 }
