@@ -54,11 +54,13 @@ public final class Scheduler {
     /// The wall clock's reading (time since 1970, UTC) at this scheduler's zero: see ``wallClock``.
     public internal(set) var wallClockOrigin: Duration = .zero
 
-    /// Runs timer actions and job deliveries; a session wraps each in one turn (one patch per page) and
-    /// records it as an input of its log.
-    var runTurn: (Reentry, () -> Void) -> Void = { $1() }
-    /// Brings real-time work back into the session; set by the session that owns this scheduler.
-    var reenter: (@Sendable (Reentry) -> Void)?
+    /// The session core that runs timer actions and job deliveries, each in one turn (one patch per page)
+    /// recorded as an input of its log; nil (a scheduler outside a session): they run as they are. A weak
+    /// reference rather than a closure: every live session keeps it.
+    weak var turnRunner: SessionCore?
+    /// The session that real-time work comes back into (the tasks hold it weakly); set by the session that owns
+    /// this scheduler.
+    weak var reentryTarget: PageSession?
 
     init(mode: Mode) {
         self.mode = mode
@@ -106,8 +108,8 @@ public final class Scheduler {
         nextID &+= 1
         let delay = max(delay, .zero)
         var timer = Timer(deadline: now + delay, order: id, action: action)
-        if case .realTime = mode, let reenter {
-            timer.task = Self.arm(after: delay, id: id, reenter: reenter)
+        if case .realTime = mode, let reentryTarget {
+            timer.task = Self.arm(after: delay, id: id, reenter: reentryTarget)
         }
         timers[id] = timer
         return Subscription { [weak self] in
@@ -139,8 +141,8 @@ public final class Scheduler {
         case .virtual:
             job.pending = PendingWork(id: id, run: run)
         case .realTime:
-            if let reenter {
-                job.task = Self.start(run, id: id, reenter: reenter)
+            if let reentryTarget {
+                job.task = Self.start(run, id: id, reenter: reentryTarget)
             } else {
                 // A real-time scheduler outside a session has nowhere to deliver to; keep it pending.
                 job.pending = PendingWork(id: id, run: run)
@@ -153,20 +155,20 @@ public final class Scheduler {
     }
 
     private static func start(
-        _ run: @escaping @Sendable () async -> JSONValue, id: Int, reenter: @escaping @Sendable (Reentry) -> Void
+        _ run: @escaping @Sendable () async -> JSONValue, id: Int, reenter session: PageSession
     ) -> Task<Void, Never> {
-        Task {
+        Task { [weak session] in
             let result = await run()
-            if !Task.isCancelled { reenter(.work(id, result)) }
+            if !Task.isCancelled { session?.reenter(.work(id, result)) }
         }
     }
 
     private static func arm(
-        after delay: Duration, id: Int, reenter: @escaping @Sendable (Reentry) -> Void
+        after delay: Duration, id: Int, reenter session: PageSession
     ) -> Task<Void, Never> {
-        Task {
+        Task { [weak session] in
             try? await Task.sleep(for: delay)
-            if !Task.isCancelled { reenter(.timer(id)) }
+            if !Task.isCancelled { session?.reenter(.timer(id)) }
         }
     }
 
@@ -183,7 +185,7 @@ public final class Scheduler {
     /// - Parameter catchingUpTo: the session clock's time now (the wall clock less ``wallClockOrigin``), when
     ///   further than the log reached: the time the session was away counts, and timers due meanwhile fire now.
     func goLive(catchingUpTo: Duration? = nil) {
-        guard case .virtual = mode, let reenter else { return }
+        guard case .virtual = mode, let reenter = reentryTarget else { return }
         let reached = max(virtualNow, catchingUpTo ?? .zero)
         mode = .realTime(start: ContinuousClock.now - reached)
         for (id, timer) in timers {
@@ -242,6 +244,15 @@ public final class Scheduler {
             runTurn(reentry) { job.deliver(result) }
         }
         return true
+    }
+
+    /// Runs a timer's action or a job's delivery in the session's turn (directly outside a session).
+    private func runTurn(_ reentry: Reentry, _ body: () -> Void) {
+        if let turnRunner {
+            turnRunner.runTurn(reentry, body)
+        } else {
+            body()
+        }
     }
 
     /// Cancels every timer and job: the session is going away.

@@ -66,7 +66,7 @@ public final class PageSession: Sendable {
         self.core = Locked(core)
         self.core.withLock { core in
             // Tasks capture only this Sendable handle (weakly) and plain ids and values.
-            core.scheduler.reenter = { [weak self] reentry in self?.reenter(reentry) }
+            core.scheduler.reentryTarget = self
         }
     }
 
@@ -82,8 +82,7 @@ public final class PageSession: Sendable {
     /// - Parameter recorder: called once per input.
     public func setRecorder(_ recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?) {
         outbox.setRecorder(recorder)
-        // Without a recorder the core makes no record at all (no digests either).
-        core.withLock { $0.sendsRecords = recorder != nil }
+        updateOutputSwitches()
     }
 
     /// Installs (or removes) the event sink; it receives the events that happen from now on.
@@ -91,7 +90,7 @@ public final class PageSession: Sendable {
     ///   session's lock.
     public func setEventSink(_ sink: (@Sendable (SessionEvent) -> Void)?) {
         outbox.setEventSink(sink)
-        core.withLock { $0.sendsEvents = sink != nil }
+        updateOutputSwitches()
     }
 
     /// Installs (or removes) the topic listener: from now on it receives, in input order, once the step that
@@ -103,7 +102,33 @@ public final class PageSession: Sendable {
     /// - Parameter listener: called once per event.
     public func setTopicListener(_ listener: (@Sendable (TopicEvent) -> Void)?) {
         outbox.setTopicListener(listener)
-        step { core in core.sendsTopics = listener != nil }
+        updateOutputSwitches()
+    }
+
+    /// Installs (or removes) a receiver object, held weakly, in place of any installed before: from now on it is
+    /// handed the `kinds` of output, as the closures of ``setRecorder(_:)``, ``setEventSink(_:)`` and
+    /// ``setTopicListener(_:)`` are (closures installed too keep receiving theirs). An object that owns the session
+    /// receives from it this way without a cycle and without a closure per session.
+    /// - Parameters:
+    ///   - receiver: the receiver; nil removes it.
+    ///   - kinds: what it is handed: records, events, topic events.
+    public func setReceiver(_ receiver: (any SessionOutputReceiver)?, for kinds: SessionOutputKinds) {
+        outbox.setReceiver(receiver, for: kinds)
+        updateOutputSwitches()
+    }
+
+    /// What the receiver object installed with ``setReceiver(_:for:)`` is handed (empty when there is none).
+    public var receiverKinds: SessionOutputKinds { outbox.receiverKinds }
+
+    /// Makes the core queue only what somebody receives: without a recorder it makes no record at all (no digests
+    /// either); a topic receiver installed now is handed the topics the pages listen to already.
+    private func updateOutputSwitches() {
+        let (records, events, topics) = outbox.receivedKinds
+        step { core in
+            core.sendsRecords = records
+            core.sendsEvents = events
+            if core.sendsTopics != topics { core.sendsTopics = topics }
+        }
     }
 
     /// Delivers a value published on a topic to every page of this session subscribed to it, as one input of the
@@ -414,7 +439,8 @@ public final class PageSession: Sendable {
         core.withLock { $0.scheduler.pendingWorkCount }
     }
 
-    private func reenter(_ reentry: Scheduler.Reentry) {
+    /// Brings a timer or a job's result back into the session, as a step.
+    func reenter(_ reentry: Scheduler.Reentry) {
         step { $0.reenter(reentry) }
     }
 }

@@ -76,18 +76,20 @@ final class SessionCore: TopicInterestListener {
         self.historyLimit = historyLimit
         self.historyByteLimit = historyByteLimit
         self.forwardLimit = max(0, forwardLimit)
-        scheduler.runTurn = { [weak self] reentry, body in
-            guard let self else { return body() }
-            // A timer or a job belongs to some page's streams; which one is not known, so every page counts as
-            // reached (none of them is bound again from its first binding by a snapshot).
-            for page in pages.values { page.receivedInput = true }
-            let input: SessionInput
-            switch reentry {
-            case .timer(let ordinal): input = .timer(ordinal)
-            case .work(let ordinal, let result): input = .work(ordinal, result)
-            }
-            applyInput(recordedAs: { _ in input }, body)
+        scheduler.turnRunner = self
+    }
+
+    /// Runs a timer's action or a job's delivery (`body`) as one input of the session, recorded as `reentry`.
+    func runTurn(_ reentry: Scheduler.Reentry, _ body: () -> Void) {
+        // A timer or a job belongs to some page's streams; which one is not known, so every page counts as
+        // reached (none of them is bound again from its first binding by a snapshot).
+        for page in pages.values { page.receivedInput = true }
+        let input: SessionInput
+        switch reentry {
+        case .timer(let ordinal): input = .timer(ordinal)
+        case .work(let ordinal, let result): input = .work(ordinal, result)
         }
+        applyInput(recordedAs: { _ in input }, body)
     }
 
     /// Queues that a topic gained its first subscriber or lost its last (never while replaying).

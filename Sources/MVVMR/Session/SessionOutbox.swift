@@ -13,7 +13,11 @@ import Locking
 /// events and sending them to streams run outside, in input order, on the thread of whichever caller is
 /// delivering. Each caller delivers after it released the lock; one delivers at a time, taking whatever others
 /// queued meanwhile, so nothing is handed out twice or out of order.
-final class SessionOutbox: Sendable {
+///
+/// Entries go to a ``SessionOutputReceiver`` (held weakly: a server's session receives from its own pages) and to
+/// closures set one by one (tests, tools). A value holding one reference: the session core and its `PageSession`
+/// share the lock it holds, and an idle session pays for the lock and its few fields only.
+struct SessionOutbox: Sendable {
     /// One thing to hand out.
     enum Entry: Sendable {
         /// An input's record, with the events it caused: for the recorder.
@@ -24,39 +28,100 @@ final class SessionOutbox: Sendable {
         case topic(TopicEvent)
     }
 
+    /// The receivers set as closures, made by the first one set: a server's sessions use a receiver object and
+    /// never pay for these.
+    private final class Closures: Sendable {
+        let recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
+        let eventSink: (@Sendable (SessionEvent) -> Void)?
+        let topicListener: (@Sendable (TopicEvent) -> Void)?
+
+        init(
+            recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?, eventSink: (@Sendable (SessionEvent) -> Void)?,
+            topicListener: (@Sendable (TopicEvent) -> Void)?
+        ) {
+            self.recorder = recorder
+            self.eventSink = eventSink
+            self.topicListener = topicListener
+        }
+
+        /// Nil when none is set.
+        static func make(
+            recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?, eventSink: (@Sendable (SessionEvent) -> Void)?,
+            topicListener: (@Sendable (TopicEvent) -> Void)?
+        ) -> Closures? {
+            if recorder == nil, eventSink == nil, topicListener == nil { return nil }
+            return Closures(recorder: recorder, eventSink: eventSink, topicListener: topicListener)
+        }
+    }
+
+    /// A weak reference to the receiver, with the kinds it takes.
+    private struct WeakReceiver {
+        weak var receiver: (any SessionOutputReceiver)?
+        var kinds: SessionOutputKinds
+    }
+
     private struct State {
         var entries: [Entry] = []
-        var isDelivering = false
-        /// The thread handing entries out, while one is.
+        var closures: Closures?
+        var receiver = WeakReceiver(receiver: nil, kinds: [])
+        /// The thread handing entries out, while one is (nil: nobody is delivering).
         var deliverer: pthread_t?
-        var recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
-        var eventSink: (@Sendable (SessionEvent) -> Void)?
-        var topicListener: (@Sendable (TopicEvent) -> Void)?
     }
 
     /// What one delivery hands out, and to whom.
     private struct Delivery {
         let entries: [Entry]
-        let recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?
-        let eventSink: (@Sendable (SessionEvent) -> Void)?
-        let topicListener: (@Sendable (TopicEvent) -> Void)?
+        let closures: Closures?
+        let receiver: (any SessionOutputReceiver)?
+        let kinds: SessionOutputKinds
     }
 
     private let state = Locked(State())
 
     /// Sets who receives records (nil: nobody).
     func setRecorder(_ recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?) {
-        state.withLock { $0.recorder = recorder }
+        state.withLock {
+            $0.closures = Closures.make(
+                recorder: recorder, eventSink: $0.closures?.eventSink, topicListener: $0.closures?.topicListener)
+        }
     }
 
     /// Sets who receives events (nil: nobody).
     func setEventSink(_ sink: (@Sendable (SessionEvent) -> Void)?) {
-        state.withLock { $0.eventSink = sink }
+        state.withLock {
+            $0.closures = Closures.make(
+                recorder: $0.closures?.recorder, eventSink: sink, topicListener: $0.closures?.topicListener)
+        }
     }
 
     /// Sets who receives topic events (nil: nobody).
     func setTopicListener(_ listener: (@Sendable (TopicEvent) -> Void)?) {
-        state.withLock { $0.topicListener = listener }
+        state.withLock {
+            $0.closures = Closures.make(
+                recorder: $0.closures?.recorder, eventSink: $0.closures?.eventSink, topicListener: listener)
+        }
+    }
+
+    /// Sets the receiver object (held weakly) and what it takes, in place of any set before.
+    func setReceiver(_ receiver: (any SessionOutputReceiver)?, for kinds: SessionOutputKinds) {
+        state.withLock { $0.receiver = WeakReceiver(receiver: receiver, kinds: receiver == nil ? [] : kinds) }
+    }
+
+    /// What the receiver object takes (empty when none is set, or it is gone).
+    var receiverKinds: SessionOutputKinds {
+        state.withLock { $0.receiver.receiver == nil ? [] : $0.receiver.kinds }
+    }
+
+    /// Who receives each kind: a closure, or the receiver object for the kinds it takes.
+    var receivedKinds: (records: Bool, events: Bool, topics: Bool) {
+        state.withLock { state in
+            let kinds = state.receiver.receiver == nil ? [] : state.receiver.kinds
+            return (
+                state.closures?.recorder != nil || kinds.contains(.records),
+                state.closures?.eventSink != nil || kinds.contains(.events),
+                state.closures?.topicListener != nil || kinds.contains(.topics)
+            )
+        }
     }
 
     /// Queues `entry`; called inside the session's lock, so entries queue in input order.
@@ -68,26 +133,37 @@ final class SessionOutbox: Sendable {
     /// with the session's lock released.
     func deliver() {
         var delivery = state.withLock { state -> Delivery? in
-            guard !state.isDelivering, !state.entries.isEmpty else { return nil }
-            state.isDelivering = true
+            guard state.deliverer == nil, !state.entries.isEmpty else { return nil }
             state.deliverer = pthread_self()
             return Self.take(&state)
         }
         while let current = delivery {
-            for entry in current.entries {
-                switch entry {
-                case .record(let record, let events): current.recorder?(record, events)
-                case .event(let event): current.eventSink?(event)
-                case .topic(let event): current.topicListener?(event)
-                }
-            }
+            Self.hand(current)
             delivery = state.withLock { state -> Delivery? in
                 guard !state.entries.isEmpty else {
-                    state.isDelivering = false
                     state.deliverer = nil
                     return nil
                 }
                 return Self.take(&state)
+            }
+        }
+    }
+
+    private static func hand(_ delivery: Delivery) {
+        let closures = delivery.closures
+        let receiver = delivery.receiver
+        let kinds = delivery.kinds
+        for entry in delivery.entries {
+            switch entry {
+            case .record(let record, let events):
+                closures?.recorder?(record, events)
+                if kinds.contains(.records) { receiver?.sessionRecorded(record, events: events) }
+            case .event(let event):
+                closures?.eventSink?(event)
+                if kinds.contains(.events) { receiver?.sessionProduced(event) }
+            case .topic(let event):
+                closures?.topicListener?(event)
+                if kinds.contains(.topics) { receiver?.sessionTopicChanged(event) }
             }
         }
     }
@@ -102,7 +178,7 @@ final class SessionOutbox: Sendable {
         if isDeliverer { return }
         while true {
             deliver()
-            if state.withLock({ !$0.isDelivering && $0.entries.isEmpty }) { return }
+            if state.withLock({ $0.deliverer == nil && $0.entries.isEmpty }) { return }
             // Another caller is handing out a batch: it takes what is queued before it stops.
             sched_yield()
         }
@@ -111,7 +187,7 @@ final class SessionOutbox: Sendable {
     private static func take(_ state: inout State) -> Delivery {
         defer { state.entries = [] }
         return Delivery(
-            entries: state.entries, recorder: state.recorder, eventSink: state.eventSink,
-            topicListener: state.topicListener)
+            entries: state.entries, closures: state.closures, receiver: state.receiver.receiver,
+            kinds: state.receiver.kinds)
     }
 }

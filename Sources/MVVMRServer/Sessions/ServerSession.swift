@@ -13,7 +13,7 @@ import Dispatch
 /// Lock order: the idempotency lock, then the page session's lock, then `streams`. The page session's
 /// event sink and recorder run once its lock is released (one call at a time, in input order) and take
 /// `streams`; nothing takes the page session's lock while holding `streams`.
-final class ServerSession: Sendable {
+final class ServerSession: SessionOutputReceiver {
     struct StreamState {
         var log: EventLog
         var streams: [ObjectIdentifier: EventStream] = [:]
@@ -88,6 +88,9 @@ final class ServerSession: Sendable {
         /// Catch-ups under way (live messages are held meanwhile).
         var catchingUp = 0
         var held: [TopicMessage] = []
+        /// While a restored session joins its topics: each topic's recent messages on this node, as its pages'
+        /// subscriptions are registered, for the catch-up; nil otherwise.
+        var missed: [[RecentTopicMessage]]?
         /// For a restored session, the wall-clock time of the last record its log holds: where it stands when
         /// none of a topic's recent messages is one it took (a log with no message yet).
         var lastRecordedAt: Duration?
@@ -110,6 +113,8 @@ final class ServerSession: Sendable {
     /// Made when the session first takes a topic message (or is restored): a session whose pages listen to no
     /// topic never needs it.
     private let topicIntakeStorage = AtomicLazyReference<Locked<TopicIntake>>()
+    /// Where the pages' topic subscriptions and publications go: set once, when the session joins the topics.
+    private let topicFanout = AtomicLazyReference<TopicFanout>()
 
     /// The topic messages taken; see ``TopicIntake``.
     var topicIntake: Locked<TopicIntake> {
@@ -183,34 +188,40 @@ final class ServerSession: Sendable {
     func startLogging(storedThrough: Int) {
         guard store.keepsSessions else {
             streamState.withLock { $0.storedThrough = .max }
-            pages.setEventSink { [weak self] event in self?.publish([event]) }
+            pages.setReceiver(self, for: pages.receiverKinds.union(.events))
             return
         }
         streamState.withLock { $0.storedThrough = storedThrough }
-        // Captures only the session (weakly): every live session keeps this closure.
-        pages.setRecorder { [weak self] record, events in
-            // In input order, one call at a time, once the input's step released the page session's lock: queue the
-            // record, hold its events until it is stored.
-            guard let self else { return }
-            let number = record.number
-            let accepted = self.streamState.withLock { state -> Bool in
-                // A spoiled session is ahead of its log and is being restored from it: none of its later records may
-                // reach the store, where one could follow a record of the restored session and pass the number fence
-                // (the request is answered 503 anyway). One that passes this check is queued before the page
-                // session's `releaseAll()` returns, which the restore waits for (``expire(reason:)``), so it is
-                // queued before any record of the restored session.
-                guard state.storeFailure == nil else { return false }
-                state.unconfirmed.append(UnconfirmedInput(number: number, events: events))
-                return true
-            }
-            guard accepted else { return }
-            self.store.append(
-                StoredRecord(session: self.identifier, number: number, body: record.jsonBytes),
-                lastActive: SystemTime.secondsSince1970()
-            ) { [weak self] outcome in
-                self?.recordStored(number, outcome: outcome)
-            }
+        // The session receives its own pages' records (held weakly there: no closure per live session).
+        pages.setReceiver(self, for: pages.receiverKinds.union(.records))
+    }
+
+    /// An input's record, in input order, one call at a time, once the input's step released the page session's
+    /// lock: queued for the store, its events held until it is stored.
+    func sessionRecorded(_ record: InputRecord, events: [SessionEvent]) {
+        let number = record.number
+        let accepted = streamState.withLock { state -> Bool in
+            // A spoiled session is ahead of its log and is being restored from it: none of its later records may
+            // reach the store, where one could follow a record of the restored session and pass the number fence
+            // (the request is answered 503 anyway). One that passes this check is queued before the page
+            // session's `releaseAll()` returns, which the restore waits for (``expire(reason:)``), so it is
+            // queued before any record of the restored session.
+            guard state.storeFailure == nil else { return false }
+            state.unconfirmed.append(UnconfirmedInput(number: number, events: events))
+            return true
         }
+        guard accepted else { return }
+        store.append(
+            StoredRecord(session: identifier, number: number, body: record.jsonBytes),
+            lastActive: SystemTime.secondsSince1970()
+        ) { [weak self] outcome in
+            self?.recordStored(number, outcome: outcome)
+        }
+    }
+
+    /// An event of a session whose store keeps nothing: it goes out as it happens.
+    func sessionProduced(_ event: SessionEvent) {
+        publish([event])
     }
 
     /// Publishes `events` (already stored, or replayed from the store): into the event log and to every open
@@ -477,36 +488,23 @@ final class ServerSession: Sendable {
     /// - Parameter catchingUp: a restored session takes, on each topic its pages listen to, the messages the node
     ///   kept that came after the last one its log holds (those it missed while it was away), before any live one.
     func joinTopics(_ fanout: TopicFanout, catchingUp: Bool = false) {
-        // Made only for a catch-up: a new session's listener captures nothing but the session and the fanout.
-        let missed: Locked<[[RecentTopicMessage]]?>? = catchingUp ? Locked([]) : nil
-        if catchingUp { topicIntake.withLock { $0.catchingUp += 1 } }
-        pages.setTopicListener { [weak self] event in
-            // Outside the page session's lock, in input order, one call at a time.
-            guard let self else { return }
-            switch event {
-            case .subscribed(let topic):
-                let recent = fanout.add(self, to: topic)
-                // Installing the listener hands it the topics the pages listen to already: those are caught up on.
-                missed?.withLock { missed in missed?.append(recent) }
-            case .unsubscribed(let topic):
-                fanout.remove(self, from: topic)
-            case .published(let message, let input):
-                // Acknowledged means stored: the value leaves the session once the input that published it is stored.
-                // A failed append loses the input, and with it what it published.
-                let durability = self.durability(of: input) { failure in
-                    if failure == nil { fanout.publish(message) }
-                }
-                if case .stored = durability { fanout.publish(message) }
+        _ = topicFanout.storeIfNil(fanout)
+        if catchingUp {
+            topicIntake.withLock { intake in
+                intake.catchingUp += 1
+                intake.missed = intake.missed ?? []
             }
         }
+        pages.setReceiver(self, for: pages.receiverKinds.union(.topics))
         guard catchingUp else { return }
         // The `subscribed` events may be handed out by another thread (one delivering the session's outbox already):
         // they are all out once this returns.
         pages.waitUntilDelivered()
-        let caughtUp: [[RecentTopicMessage]] =
-            missed?.withLock { missed in defer { missed = nil }; return missed ?? [] } ?? []
+        let (caughtUp, intake) = topicIntake.withLock { intake -> ([[RecentTopicMessage]], TopicIntake) in
+            defer { intake.missed = nil }
+            return (intake.missed ?? [], intake)
+        }
         // Every topic's missed messages, in the order they came (a page listening to two sees them as a live one did).
-        let intake = topicIntake.withLock { $0 }
         let missedMessages = caughtUp.flatMap { Self.missedMessages(in: $0, intake: intake) }
             .enumerated().sorted { ($0.element.arrived, $0.offset) < ($1.element.arrived, $1.offset) }
         for entry in missedMessages { _ = take(entry.element.message) }
@@ -553,6 +551,28 @@ final class ServerSession: Sendable {
                 if case .topic = record.input, let id = TopicMessage.id(inAnnotation: record.annotation) { intake.note(id) }
             }
             if let origin, let lastTime, origin > .zero { intake.lastRecordedAt = origin + lastTime }
+        }
+    }
+
+    /// A topic the session's pages started or stopped listening to, or a value they published (in input order,
+    /// outside the page session's lock, one call at a time): carried to the fanout the session joined.
+    func sessionTopicChanged(_ event: TopicEvent) {
+        guard let fanout = topicFanout.load() else { return }
+        switch event {
+        case .subscribed(let topic):
+            let recent = fanout.add(self, to: topic)
+            // Installing the receiver hands it the topics the pages listen to already: those are caught up on (the
+            // intake exists, with its list of missed messages, only while a catch-up is under way).
+            topicIntakeStorage.load()?.withLock { intake in intake.missed?.append(recent) }
+        case .unsubscribed(let topic):
+            fanout.remove(self, from: topic)
+        case .published(let message, let input):
+            // Acknowledged means stored: the value leaves the session once the input that published it is stored.
+            // A failed append loses the input, and with it what it published.
+            let durability = durability(of: input) { failure in
+                if failure == nil { fanout.publish(message) }
+            }
+            if case .stored = durability { fanout.publish(message) }
         }
     }
 
