@@ -18,7 +18,8 @@ final class ServerSession: SessionOutputReceiver {
         var log: EventLog
         var streams: [ObjectIdentifier: EventStream] = [:]
         var lastSequence = 0
-        var expired = false
+
+        init(log: EventLog) { self.log = log }
         /// The pages' bytes (views and patch histories) when last measured, and the patch bytes since (all
         /// patches ever, less those the measure already saw): the measure plus twice the patches (each is in a
         /// view and in its page's history) bounds what the pages hold now, so they are measured again only now
@@ -38,15 +39,29 @@ final class ServerSession: SessionOutputReceiver {
         var storedThrough = 0
         /// An append failed: what the session holds in memory is ahead of its log, so it must not be used
         /// again (the server restores it from the store instead).
-        var storeFailure: SessionStoreError?
+        var storeFailure: SessionStoreError? {
+            get { storeFailureBox?.error }
+            set { storeFailureBox = newValue.map(StoreFailure.init) }
+        }
+        /// ``storeFailure``, boxed: a pointer in every session's state instead of the error's three words, for
+        /// what happens to few sessions.
+        private var storeFailureBox: StoreFailure? = nil
         /// The number of the last record the store's snapshot of the session stands for (0: none).
         var snapshotThrough = 0
         /// No compaction is tried before this record is stored (one that could not be taken waits a while).
         var nextCompactionAttempt = 0
         /// A compaction is queued or running.
         var isCompacting = false
+        /// The session ended (beside the other flag: they share one word).
+        var expired = false
         /// Answers waiting for an input's record to be stored.
         var waiters = InlineFirstList<DurabilityWaiter>()
+    }
+
+    /// A store failure, held by reference (see ``StreamState/storeFailure``).
+    final class StoreFailure: Sendable {
+        let error: SessionStoreError
+        init(_ error: SessionStoreError) { self.error = error }
     }
 
     /// An input whose record the store has not confirmed yet, with the events it caused.
