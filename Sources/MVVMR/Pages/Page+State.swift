@@ -67,20 +67,21 @@ final class StateWriter {
     /// One member: where it is written, and what was written there.
     struct Slot {
         let key: String
-        let pointer: JSONPointer
+        /// Where it is written, made by the first write once the page is bound (see ``memberPointer(_:)``).
+        var pointer: JSONPointer?
         /// A scalar member's JSON (or `null` for nil); nil for a member with a handler.
         var scalar: JSONValue?
+        /// The number of the last write that encoded this member (wrapping: only compared for equality).
+        var seen: UInt32
         var handler: (any MemberHandler)?
-        /// The number of the last write that encoded this member.
-        var seen: Int
     }
 
     let document: PageDocument
     let pointer: JSONPointer
     private var slots: [Slot] = []
     private var cursor = 0
-    /// The writes so far, and how many slots the current one has encoded.
-    private var writes = 0
+    /// The writes so far (wrapping), and how many slots the current one has encoded.
+    private var writes: UInt32 = 0
     private var seenCount = 0
 
     init(document: PageDocument, pointer: JSONPointer) {
@@ -91,7 +92,7 @@ final class StateWriter {
     /// Writes the members of `state` that changed since the last call.
     func write<State: Encodable>(_ state: State) {
         cursor = 0
-        writes += 1
+        writes &+= 1
         seenCount = 0
         do {
             try state.encode(to: StateMemberEncoder(writer: self))
@@ -106,7 +107,7 @@ final class StateWriter {
             slots[index].seen = writes
             if slots[index].scalar == .null { continue }
             (slots[index].scalar, slots[index].handler) = (.null, nil)
-            document.write(.null, at: slots[index].pointer)
+            document.write(.null, at: memberPointer(index))
         }
     }
 
@@ -132,12 +133,20 @@ final class StateWriter {
         return index
     }
 
-    private func newSlot(_ key: String, scalar: JSONValue?, handler: (any MemberHandler)?) -> JSONPointer {
-        let memberPointer = pointer.appending(key)
-        slots.append(Slot(key: key, pointer: memberPointer, scalar: scalar, handler: handler, seen: writes))
+    private func newSlot(_ key: String, scalar: JSONValue?, handler: (any MemberHandler)?) -> Int {
+        slots.append(Slot(key: key, pointer: nil, scalar: scalar, seen: writes, handler: handler))
         seenCount += 1
         cursor = slots.count
-        return memberPointer
+        return slots.count - 1
+    }
+
+    /// Where the member of slot `index` is written. Kept from the first write after the page was bound: a page only
+    /// bound (most idle sessions' pages) keeps no pointer per member, and one that changes makes each once.
+    private func memberPointer(_ index: Int) -> JSONPointer {
+        if let kept = slots[index].pointer { return kept }
+        let made = pointer.appending(slots[index].key)
+        if document.recordsChanges { slots[index].pointer = made }
+        return made
     }
 
     /// Writes a scalar member (or `null`), unless it is what was written there.
@@ -146,26 +155,28 @@ final class StateWriter {
             if slots[index].scalar == json { return }
             slots[index].scalar = json
             slots[index].handler = nil
-            document.write(json, at: slots[index].pointer)
+            document.write(json, at: memberPointer(index))
             return
         }
-        document.write(json, at: newSlot(key, scalar: json, handler: nil))
+        let index = newSlot(key, scalar: json, handler: nil)
+        document.write(json, at: memberPointer(index))
     }
 
     /// Writes the member `key` holding `value`, unless it equals what was written for it.
     func writeMember<Value: Encodable>(_ value: Value, forKey key: String) throws {
         if let index = slotIndex(for: key) {
-            if let handler = slots[index].handler, try handler.write(value, to: document, at: slots[index].pointer) {
+            if let handler = slots[index].handler, try handler.write(value, to: document, at: memberPointer(index)) {
                 return
             }
             let handler = MemberHandlers.handler(for: value)
             slots[index].handler = handler
             slots[index].scalar = nil
-            document.write(try handler.json(of: value), at: slots[index].pointer)
+            document.write(try handler.json(of: value), at: memberPointer(index))
             return
         }
         let handler = MemberHandlers.handler(for: value)
-        document.write(try handler.json(of: value), at: newSlot(key, scalar: nil, handler: handler))
+        let index = newSlot(key, scalar: nil, handler: handler)
+        document.write(try handler.json(of: value), at: memberPointer(index))
     }
 }
 

@@ -89,6 +89,9 @@ final class PageDocument {
         identityKeys[pointer] ?? "id"
     }
 
+    /// Whether writes are changes now (the page is bound), not parts of its first snapshot.
+    var recordsChanges: Bool { isRecording }
+
     /// From now on writes are changes that `commit()` turns into patches.
     func startRecording() {
         isRecording = true
