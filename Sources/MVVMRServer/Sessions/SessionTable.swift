@@ -19,8 +19,11 @@ final class SessionTable<Entry: Sendable>: Sendable {
         let identifier: String
         let entry: Entry
         var lastActive: ContinuousClock.Instant
-        var requestCount = 1
-        var openStreams = 0
+        /// The open event streams (a session holds a few at most: ``SessionLimits/streamsPerSession``).
+        var openStreams: Int32 = 0
+        /// Whether a request came after the one that made the session (which list it idles in). Beside
+        /// `openStreams` and `list`: the three share one word of the node.
+        var hasReturned = false
         var list: ListKind?
         var previous: Node?
         var next: Node?
@@ -77,7 +80,7 @@ final class SessionTable<Entry: Sendable>: Sendable {
 
         mutating func link(_ node: Node) {
             guard node.openStreams == 0 else { return }
-            if node.requestCount > 1 {
+            if node.hasReturned {
                 returning.append(node)
                 node.list = .returning
             } else {
@@ -210,7 +213,7 @@ final class SessionTable<Entry: Sendable>: Sendable {
         let now = clock.now
         return shard(identifier).withLock { state in
             guard let node = state.nodes[identifier] else { return nil }
-            node.requestCount += 1
+            node.hasReturned = true
             node.lastActive = now
             // Already the newest of the returning sessions (a client reading again and again): nothing moves.
             if node.list != nil && !(node.list == .returning && state.returning.newest === node) {
