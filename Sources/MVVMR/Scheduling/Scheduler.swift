@@ -12,8 +12,12 @@ import JSONPatch
 public final class Scheduler {
     /// How this scheduler moves time and runs async work.
     enum Mode {
-        case virtual
+        /// Time moves only when told; `now` is how far it has moved.
+        case virtual(now: Duration)
         case realTime(start: ContinuousClock.Instant)
+
+        /// A virtual clock at zero.
+        static let virtual = Mode.virtual(now: .zero)
     }
 
     /// Work that came back from a `Task` (real time), from the tester (virtual time) or from a session's
@@ -46,7 +50,16 @@ public final class Scheduler {
     }
 
     private(set) var mode: Mode
-    private var virtualNow: Duration = .zero
+    /// The virtual time reached (zero in real time): kept in ``mode``, so a real-time scheduler has no room for it.
+    private var virtualNow: Duration {
+        get {
+            if case .virtual(let now) = mode { return now }
+            return .zero
+        }
+        set {
+            if case .virtual = mode { mode = .virtual(now: newValue) }
+        }
+    }
     private var timers: [Int: Timer] = [:]
     private var jobs: [Int: Job] = [:]
     /// The ordinal of the next timer or job (a session snapshot keeps it, so a restored session numbers on).
@@ -73,7 +86,7 @@ public final class Scheduler {
     /// The time elapsed since the scheduler was made (virtual time for a virtual scheduler).
     public var now: Duration {
         switch mode {
-        case .virtual: return virtualNow
+        case .virtual(let now): return now
         case .realTime(let start): return ContinuousClock.now - start
         }
     }
