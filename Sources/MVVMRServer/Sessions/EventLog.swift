@@ -9,15 +9,25 @@ import MVVMR
 /// estimated frame size, framed on replay). A session nobody streams, the common case for a client that
 /// only POSTs, never encodes a frame.
 struct EventLog {
+    /// A logged event: the event itself, or its frame with its sequence number (the event holds its own).
     enum Payload {
         case event(SessionEvent)
-        case frame([UInt8])
+        case frame(sequence: Int, bytes: [UInt8])
     }
 
+    /// One logged event and its size. An event is large (a navigation carries the page it shows), so the entry adds
+    /// only its byte count to it: a session's first entry fits jemalloc's 192-byte class with its array's header.
     struct Entry {
-        let sequence: Int
         let payload: Payload
         let byteCount: Int
+
+        /// The event's sequence number.
+        var sequence: Int {
+            switch payload {
+            case .event(let event): return event.sequence
+            case .frame(let sequence, _): return sequence
+            }
+        }
     }
 
     let capacity: Int
@@ -52,12 +62,12 @@ struct EventLog {
 
     /// Logs an event not yet framed, counted as `byteCount` bytes (its frame's estimated size).
     mutating func append(_ event: SessionEvent, byteCount: Int) {
-        append(Entry(sequence: event.sequence, payload: .event(event), byteCount: byteCount))
+        append(Entry(payload: .event(event), byteCount: byteCount))
     }
 
     /// Logs an event's frame.
     mutating func append(sequence: Int, frame: [UInt8]) {
-        append(Entry(sequence: sequence, payload: .frame(frame), byteCount: frame.count))
+        append(Entry(payload: .frame(sequence: sequence, bytes: frame), byteCount: frame.count))
     }
 
     private mutating func append(_ entry: consuming Entry) {
@@ -71,7 +81,7 @@ struct EventLog {
             byteCount -= entries[head].byteCount
             droppedThrough = sequence
             // Emptied now, not at the next compaction: a dropped event's bytes go back at once.
-            entries[head] = Entry(sequence: sequence, payload: .frame([]), byteCount: 0)
+            entries[head] = Entry(payload: .frame(sequence: sequence, bytes: []), byteCount: 0)
             head += 1
         }
         if head >= 64 && head * 2 >= entries.count {
@@ -87,7 +97,7 @@ struct EventLog {
         var frames: [[UInt8]] = []
         for entry in entries[head...] where entry.sequence > sequence {
             switch entry.payload {
-            case .frame(let frame): frames.append(frame)
+            case .frame(_, let frame): frames.append(frame)
             case .event(let event): frames.append(event.frame)
             }
         }
