@@ -24,11 +24,12 @@ final class ActionRegistry {
 
     struct Entry {
         let name: String
-        let valueType: ActionValueType
         let constraints: Constraints?
         /// The first declaration's delivery, and those of any later declarations of the same action (usually none).
         let delivery: (JSONValue) -> Void
         var moreDeliveries: [(JSONValue) -> Void] = []
+        /// (Last: its byte fits the padding at the end.)
+        let valueType: ActionValueType
 
         /// For a string action: the most characters its value may have (nil: no limit but the server's).
         var maxLength: Int? { constraints?.maxLength }
@@ -44,8 +45,16 @@ final class ActionRegistry {
         }
     }
 
+    /// The declarations in the order the View made them: the first one held here, the others in `rest`. Most pages
+    /// declare one action or a few: a page with one keeps no array (an idle page's registry is one object).
+    private var first: Entry?
+    private var rest: [Entry] = []
+
     /// The declarations in the order the View made them.
-    private(set) var entries: [Entry] = []
+    var entries: [Entry] {
+        guard let first else { return [] }
+        return [first] + rest
+    }
 
     /// The declared actions, in declaration order.
     var descriptors: [ActionDescriptor] {
@@ -53,7 +62,8 @@ final class ActionRegistry {
     }
 
     func entry(named name: String) -> Entry? {
-        for entry in entries where entry.name == name { return entry }
+        if let first, first.name == name { return first }
+        for entry in rest where entry.name == name { return entry }
         return nil
     }
 
@@ -74,15 +84,24 @@ final class ActionRegistry {
         _ name: String, valueType: ActionValueType, maxLength: Int? = nil, schema: JSONValue? = nil,
         validate: ((JSONValue) -> Bool)? = nil, delivery: @escaping (JSONValue) -> Void
     ) {
-        if let index = entries.firstIndex(where: { $0.name == name }) {
-            // A second declaration of the same action receives the same values; the first one's
-            // value type stays the one clients see.
-            entries[index].moreDeliveries.append(delivery)
+        // A second declaration of the same action receives the same values; the first one's value type stays the
+        // one clients see.
+        if first?.name == name {
+            first?.moreDeliveries.append(delivery)
+            return
+        }
+        if let index = rest.firstIndex(where: { $0.name == name }) {
+            rest[index].moreDeliveries.append(delivery)
             return
         }
         let constraints =
             maxLength == nil && schema == nil && validate == nil
             ? nil : Constraints(maxLength: maxLength, schema: schema, validate: validate)
-        entries.append(Entry(name: name, valueType: valueType, constraints: constraints, delivery: delivery))
+        let entry = Entry(name: name, constraints: constraints, delivery: delivery, valueType: valueType)
+        if first == nil {
+            first = entry
+        } else {
+            rest.append(entry)
+        }
     }
 }
