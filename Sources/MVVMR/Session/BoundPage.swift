@@ -24,7 +24,16 @@ final class BoundPage {
     /// The action records applied to it since it was bound, and the topic messages that changed it (what
     /// `MAX_PAGE_RECORDS` counts).
     var actionCount = 0
-    private(set) var pairs: [BoundPair]
+    /// The page's own View/ViewModel pair (nil once released), and its parts' in binding order: a page without parts
+    /// keeps no array.
+    private var pagePair: BoundPair?
+    private var partPairs: [BoundPair]
+
+    /// The page's pair, then its parts', in binding order (none once released).
+    var pairs: [BoundPair] {
+        guard let pagePair else { return [] }
+        return [pagePair] + partPairs
+    }
 
     init(
         unit: UnitCase, document: PageDocument, actions: ActionRegistry, subscriptions: SubscriptionBag,
@@ -41,7 +50,8 @@ final class BoundPage {
         self.random = random
         self.randomSeed = randomSeed
         self.boundRevision = document.revision
-        self.pairs = pairs
+        self.pagePair = pairs.first
+        self.partPairs = Array(pairs.dropFirst())
     }
 
     var snapshot: PageSnapshot {
@@ -69,6 +79,7 @@ final class BoundPage {
     /// Disposes every subscription (which breaks every cycle in the stream graph) and drops the pairs.
     func release() {
         subscriptions.dispose()
-        pairs = []
+        pagePair = nil
+        partPairs = []
     }
 }
