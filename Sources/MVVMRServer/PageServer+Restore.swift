@@ -85,8 +85,8 @@ extension PageServer {
             }
         }
         let session = ServerSession(
-            identifier: identifier, registry: registry, services: services, sharedLimits: sharedSessionLimits,
-            store: store, restoring: true, compaction: compaction)
+            identifier: identifier, registry: registry, services: services, environment: sessionEnvironment,
+            restoring: true)
         let report = session.restore(from: snapshot, records: records, recordCap: configuration.maxPageRecords)
         session.startLogging(storedThrough: max(stored.lastNumber, records.last?.number ?? 0))
         for unit in report.divergedUnits {

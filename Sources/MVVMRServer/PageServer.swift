@@ -41,7 +41,8 @@ public final class PageServer: Sendable {
     /// What each session may hold, from the configuration.
     let sessionLimits: SessionLimits
     /// The same limits, as the one reference every session holds.
-    let sharedSessionLimits: SharedSessionLimits
+    /// What every session of this server shares: its limits, its store, its compaction.
+    let sessionEnvironment: SessionEnvironment
     let streamsPerAddress: OpenStreamsPerAddress
     let staticFiles: StaticFiles
     let unitsBody: [UInt8]
@@ -103,7 +104,6 @@ public final class PageServer: Sendable {
             allowedOrigins: configuration.allowedOrigins)
         newSessionLimiter = NewSessionRateLimiter(limitPerMinute: configuration.newSessionsPerIPPerMinute)
         sessionLimits = SessionLimits(configuration)
-        sharedSessionLimits = SharedSessionLimits(sessionLimits)
         streamsPerAddress = OpenStreamsPerAddress(limit: configuration.maxStreamsPerIP)
         staticFiles = StaticFiles(directory: configuration.publicDirectory)
         unitsBody = Self.unitsDocument(registry).jsonBytes
@@ -151,6 +151,7 @@ public final class PageServer: Sendable {
                 "mvvmr_session_compactions_total",
                 help: "Session logs compacted: a snapshot saved in place of the records it stands for."),
             logger: self.logger)
+        sessionEnvironment = SessionEnvironment(limits: sessionLimits, store: self.store, compaction: compaction)
         topicFanout = TopicFanout(
             bus: topicBus ?? InProcessTopicBus(),
             published: metrics.counter(

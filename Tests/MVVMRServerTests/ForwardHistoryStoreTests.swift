@@ -39,7 +39,7 @@ extension UnitCase {
 
         let restored = ServerSession(
             identifier: live.identifier, registry: Self.registry, services: Services(),
-            sharedLimits: SharedSessionLimits(SessionLimits()), store: fixture.store, restoring: true)
+            environment: SessionEnvironment(limits: SessionLimits(), store: fixture.store), restoring: true)
         let report = restored.restore(records: records)
         #expect(report.divergedUnits.isEmpty)
         #expect(restored.pages.navigation == NavigationState(stack: ["echo"], presented: nil, forward: ["note"]))

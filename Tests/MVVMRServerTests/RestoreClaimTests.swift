@@ -41,7 +41,7 @@ final class AfterLoadStore: ForwardingSessionStore {
         // A session made on the first node, with one input stored.
         let held = ServerSession(
             identifier: SessionIdentifier.generate(), registry: first.registry, services: first.services,
-            sharedLimits: first.sharedSessionLimits, store: first.store)
+            environment: first.sessionEnvironment)
         defer { held.expire(reason: nil) }
         try held.pages.start()
         try held.pages.perform("say", value: "one", on: "shout")

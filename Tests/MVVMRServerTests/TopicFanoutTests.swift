@@ -240,7 +240,7 @@ extension UnitCase {
     private static func openSession(on server: PageServer) throws -> ServerSession {
         let session = ServerSession(
             identifier: SessionIdentifier.generate(), registry: server.registry, services: server.services,
-            sharedLimits: server.sharedSessionLimits, store: server.store)
+            environment: server.sessionEnvironment)
         session.joinTopics(server.topicFanout)
         try session.pages.start()
         return session

@@ -141,13 +141,14 @@ final class ServerSession: SessionOutputReceiver {
 
     let identifier: String
     let pages: PageSession
+    /// Its server's limits, store and compaction, shared by every session of the server.
+    let environment: SessionEnvironment
     /// Where the session's input log goes.
-    let store: any SessionStore
-    private let sharedLimits: SharedSessionLimits
+    var store: any SessionStore { environment.store }
     /// When the session's log is compacted; nil: never.
-    private let compaction: SessionCompaction?
+    private var compaction: SessionCompaction? { environment.compaction }
     /// What the session may hold (its server's, shared).
-    var limits: SessionLimits { sharedLimits.limits }
+    var limits: SessionLimits { environment.limits }
     let streamState: Locked<StreamState>
     /// The idempotency cache's bytes, mirrored here so that the session's total can be read while the
     /// idempotency lock is held (a keyed action checks the total inside it).
@@ -172,24 +173,22 @@ final class ServerSession: SessionOutputReceiver {
         store: any SessionStore = MemorySessionStore()
     ) {
         self.init(
-            identifier: identifier, registry: registry, services: services, sharedLimits: SharedSessionLimits(limits),
-            store: store)
+            identifier: identifier, registry: registry, services: services,
+            environment: SessionEnvironment(limits: limits, store: store))
     }
 
-    /// A session whose inputs are logged to `store`.
+    /// A session whose inputs are logged to its environment's store.
     /// - Parameters:
+    ///   - environment: its server's limits, store and compaction.
     ///   - restoring: made to replay a stored log into (virtual clock, nothing logged until
     ///     ``startLogging(storedThrough:)``); a new session logs from its first input.
-    ///   - compaction: when its log is compacted into a snapshot (never without one).
     init(
-        identifier: String, registry: UnitRegistry, services: Services, sharedLimits: SharedSessionLimits,
-        store: any SessionStore, restoring: Bool = false, compaction: SessionCompaction? = nil
+        identifier: String, registry: UnitRegistry, services: Services, environment: SessionEnvironment,
+        restoring: Bool = false
     ) {
         self.identifier = identifier
-        self.sharedLimits = sharedLimits
-        self.compaction = compaction.flatMap { $0.afterRecords > 0 ? $0 : nil }
-        self.store = store
-        let limits = sharedLimits.limits
+        self.environment = environment
+        let limits = environment.limits
         streamState = Locked(StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
         pages = PageSession(
             registry: registry, services: services, clock: restoring ? .virtual : .realTime,

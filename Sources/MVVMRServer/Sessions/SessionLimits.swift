@@ -39,14 +39,3 @@ struct SessionLimits: Sendable, Equatable {
         streamsPerSession = configuration.maxStreamsPerSession
     }
 }
-
-/// One server's ``SessionLimits``, shared by all its sessions: each session holds a reference (8 bytes) rather
-/// than its own copy (88), since an idle session should cost as little as possible (BENCHMARKS.md, memory).
-final class SharedSessionLimits: Sendable {
-    /// The limits.
-    let limits: SessionLimits
-
-    init(_ limits: SessionLimits) {
-        self.limits = limits
-    }
-}

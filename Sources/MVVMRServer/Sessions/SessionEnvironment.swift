@@ -1,0 +1,22 @@
+/// What every session of one server shares: its limits, its store, and when its logs are compacted. Each session
+/// holds one reference to it rather than its own copies (the limits alone are 88 bytes, the store an existential of
+/// 16), since an idle session should cost as little as possible (BENCHMARKS.md, memory).
+final class SessionEnvironment: Sendable {
+    /// What each session may hold.
+    let limits: SessionLimits
+    /// Where the sessions' input logs go.
+    let store: any SessionStore
+    /// When a session's log is compacted into a snapshot; nil: never.
+    let compaction: SessionCompaction?
+
+    /// The environment of a server's sessions.
+    /// - Parameters:
+    ///   - limits: what each session may hold.
+    ///   - store: where their logs go.
+    ///   - compaction: when a log is compacted; nil, or one that compacts after no records, for never.
+    init(limits: SessionLimits, store: any SessionStore, compaction: SessionCompaction? = nil) {
+        self.limits = limits
+        self.store = store
+        self.compaction = compaction.flatMap { $0.afterRecords > 0 ? $0 : nil }
+    }
+}
