@@ -85,7 +85,7 @@ extension PageServer {
             }
         }
         let session = ServerSession(
-            identifier: identifier, registry: registry, services: services, environment: sessionEnvironment,
+            identifier: identifier, environment: sessionEnvironment,
             restoring: true)
         let report = session.restore(from: snapshot, records: records, recordCap: configuration.maxPageRecords)
         session.startLogging(storedThrough: max(stored.lastNumber, records.last?.number ?? 0))

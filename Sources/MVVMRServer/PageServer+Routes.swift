@@ -264,7 +264,7 @@ extension PageServer {
         if isDraining { throw .draining }
         if let retryAfter = newSessionLimiter.admit(clientAddress(request)) { throw .rateLimited(retryAfter: retryAfter) }
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: registry, services: services, environment: sessionEnvironment)
+            identifier: SessionIdentifier.generate(), environment: sessionEnvironment)
         session.joinTopics(topicFanout)
         let started: NavigationResult
         do throws(PageError) {

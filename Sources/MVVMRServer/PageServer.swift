@@ -151,7 +151,8 @@ public final class PageServer: Sendable {
                 "mvvmr_session_compactions_total",
                 help: "Session logs compacted: a snapshot saved in place of the records it stands for."),
             logger: self.logger)
-        sessionEnvironment = SessionEnvironment(limits: sessionLimits, store: self.store, compaction: compaction)
+        sessionEnvironment = SessionEnvironment(
+            registry: registry, services: services, limits: sessionLimits, store: self.store, compaction: compaction)
         topicFanout = TopicFanout(
             bus: topicBus ?? InProcessTopicBus(),
             published: metrics.counter(

@@ -38,8 +38,10 @@ extension UnitCase {
         #expect(records.last?.input == .navigate(.back))
 
         let restored = ServerSession(
-            identifier: live.identifier, registry: Self.registry, services: Services(),
-            environment: SessionEnvironment(limits: SessionLimits(), store: fixture.store), restoring: true)
+            identifier: live.identifier,
+            environment: SessionEnvironment(
+                registry: Self.registry, services: Services(), limits: SessionLimits(), store: fixture.store),
+            restoring: true)
         let report = restored.restore(records: records)
         #expect(report.divergedUnits.isEmpty)
         #expect(restored.pages.navigation == NavigationState(stack: ["echo"], presented: nil, forward: ["note"]))

@@ -40,8 +40,7 @@ final class AfterLoadStore: ForwardingSessionStore {
         let second = PageServer(units: [.shout], root: .shout, store: secondStore)
         // A session made on the first node, with one input stored.
         let held = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: first.registry, services: first.services,
-            environment: first.sessionEnvironment)
+            identifier: SessionIdentifier.generate(), environment: first.sessionEnvironment)
         defer { held.expire(reason: nil) }
         try held.pages.start()
         try held.pages.perform("say", value: "one", on: "shout")

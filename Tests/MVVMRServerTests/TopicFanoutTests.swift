@@ -239,8 +239,7 @@ extension UnitCase {
 
     private static func openSession(on server: PageServer) throws -> ServerSession {
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: server.registry, services: server.services,
-            environment: server.sessionEnvironment)
+            identifier: SessionIdentifier.generate(), environment: server.sessionEnvironment)
         session.joinTopics(server.topicFanout)
         try session.pages.start()
         return session

@@ -46,15 +46,29 @@ public final class PageSession: Sendable {
     ///   - forwardLimit: how many pages popped by `back` the forward list keeps bound for `forward` (8 by
     ///     default); beyond it the oldest is released.
     ///   - eventSink: receives every event, in order, once the step that made it released the session's lock.
-    public init(
+    public convenience init(
         registry: UnitRegistry, services: Services = Services(), clock: SessionClock = .realTime,
         historyLimit: Int = 64, historyByteLimit: Int = .max, forwardLimit: Int = PageSession.defaultForwardLimit,
         eventSink: (@Sendable (SessionEvent) -> Void)? = nil
     ) {
+        self.init(
+            settings: PageSessionSettings(
+                registry: registry, services: services, historyLimit: historyLimit, historyByteLimit: historyByteLimit,
+                forwardLimit: forwardLimit),
+            clock: clock, eventSink: eventSink)
+    }
+
+    /// A session with no page yet, made from settings shared with other sessions (a server's).
+    /// - Parameters:
+    ///   - settings: the registry, services and history limits.
+    ///   - clock: real time (production) or virtual time (tests).
+    ///   - eventSink: receives every event, in order, once the step that made it released the session's lock.
+    public init(
+        settings: PageSessionSettings, clock: SessionClock = .realTime,
+        eventSink: (@Sendable (SessionEvent) -> Void)? = nil
+    ) {
         let scheduler = Scheduler(mode: clock == .virtual ? .virtual : .realTime(start: .now))
-        let core = SessionCore(
-            registry: registry, services: services, scheduler: scheduler, outbox: outbox, historyLimit: historyLimit,
-            historyByteLimit: historyByteLimit, forwardLimit: forwardLimit)
+        let core = SessionCore(settings: settings, scheduler: scheduler, outbox: outbox)
         outbox.setEventSink(eventSink)
         core.sendsEvents = eventSink != nil
         if clock == .realTime {

@@ -8,13 +8,15 @@ final class SessionCore: TopicInterestListener {
         let presented: Bool
     }
 
-    let registry: UnitRegistry
-    let services: Services
+    /// The registry, services and history limits, shared with the server's other sessions.
+    let settings: PageSessionSettings
+    var registry: UnitRegistry { settings.registry }
+    var services: Services { settings.services }
     let scheduler: Scheduler
-    let historyLimit: Int
-    let historyByteLimit: Int
+    var historyLimit: Int { settings.historyLimit }
+    var historyByteLimit: Int { settings.historyByteLimit }
     /// How many popped pages the forward list keeps at most; beyond it the oldest is released.
-    let forwardLimit: Int
+    var forwardLimit: Int { settings.forwardLimit }
     let turn = SessionTurn()
     /// Where events, records and topic events go, handed out once the step released the session's lock; which of
     /// them the core queues is set by the three switches below (a reference and flags rather than a closure each:
@@ -66,16 +68,11 @@ final class SessionCore: TopicInterestListener {
     private var effects = InputEffects()
 
     init(
-        registry: UnitRegistry, services: Services, scheduler: Scheduler, outbox: SessionOutbox, historyLimit: Int,
-        historyByteLimit: Int = .max, forwardLimit: Int = 8
+        settings: PageSessionSettings, scheduler: Scheduler, outbox: SessionOutbox
     ) {
-        self.registry = registry
+        self.settings = settings
         self.outbox = outbox
-        self.services = services
         self.scheduler = scheduler
-        self.historyLimit = historyLimit
-        self.historyByteLimit = historyByteLimit
-        self.forwardLimit = max(0, forwardLimit)
         scheduler.turnRunner = self
     }
 

@@ -173,8 +173,8 @@ final class ServerSession: SessionOutputReceiver {
         store: any SessionStore = MemorySessionStore()
     ) {
         self.init(
-            identifier: identifier, registry: registry, services: services,
-            environment: SessionEnvironment(limits: limits, store: store))
+            identifier: identifier,
+            environment: SessionEnvironment(registry: registry, services: services, limits: limits, store: store))
     }
 
     /// A session whose inputs are logged to its environment's store.
@@ -183,16 +183,13 @@ final class ServerSession: SessionOutputReceiver {
     ///   - restoring: made to replay a stored log into (virtual clock, nothing logged until
     ///     ``startLogging(storedThrough:)``); a new session logs from its first input.
     init(
-        identifier: String, registry: UnitRegistry, services: Services, environment: SessionEnvironment,
-        restoring: Bool = false
+        identifier: String, environment: SessionEnvironment, restoring: Bool = false
     ) {
         self.identifier = identifier
         self.environment = environment
         let limits = environment.limits
         streamState = Locked(StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
-        pages = PageSession(
-            registry: registry, services: services, clock: restoring ? .virtual : .realTime,
-            historyByteLimit: limits.pageHistoryBytes)
+        pages = PageSession(settings: environment.pageSettings, clock: restoring ? .virtual : .realTime)
         if !restoring { startLogging(storedThrough: 0) }
     }
 
