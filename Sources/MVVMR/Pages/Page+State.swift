@@ -31,6 +31,18 @@ extension Page {
         state.subscribe { writer.write($0) }.disposed(by: subscriptions)
     }
 
+    /// Writes a reducer's whole state at the page's root as ``bind(_:at:)`` does, the reducer calling the writer
+    /// itself: no stream node between them (a node, its subscription and their closures less per bound page).
+    func bindState<State: Encodable & Equatable>(attach: (@escaping (State) -> Void) -> Subscription) {
+        guard let pointer = resolve(PagePath(.root)) else { return }
+        guard !(State.self is any KeyedCollectionState.Type) else {
+            document.recordBindingFailure("a state bound whole must be a struct or a class, not a dictionary")
+            return
+        }
+        let writer = StateWriter(document: document, pointer: pointer)
+        attach { writer.write($0) }.disposed(by: subscriptions)
+    }
+
     /// Writes a value of any `Encodable` type at `path` now and at each change after: the whole value, encoded
     /// as JSON (nil optionals as `null`), then diffed.
     /// - Parameters:

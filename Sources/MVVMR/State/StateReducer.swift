@@ -34,9 +34,18 @@ public final class StateReducer<State, Event> {
     /// one after. Held weakly: the page's subscription holds it (and it holds the reducer), so a released page frees
     /// both, with no cycle.
     @usableFromInline weak var states: StreamNode<State>?
+    /// Where a page bound the state directly (``StateOutput`` bound to a page, with no stream node between): called
+    /// with each new state. Set by ``attach(_:)``.
+    @usableFromInline var stateWriter: ((State) -> Void)?
+    /// The events, once `run` was given them: connected to by the first of the page (``attach(_:)``) and the
+    /// observers of ``states`` to need them, and disconnected (every effect still running cancelled) by the last.
+    @usableFromInline var events: Signal<Event>?
+    @usableFromInline var eventsSubscription: Subscription?
     /// Whether an event is being applied, and the events sent meanwhile (from the reduce function, or an effect that
     /// answered at once), applied in order after it.
     @usableFromInline var isApplying = false
+    /// How many of the page and the state node are connected to the events (beside `isApplying`: a byte each).
+    @usableFromInline var connections: UInt8 = 0
     @usableFromInline var queued: [Event] = []
     /// The routes and topic messages effects ask for; made only by `run(_:on:reduce:)`, since a reducer without
     /// effects never has any (a page keeps less per session).
@@ -105,23 +114,69 @@ public final class StateReducer<State, Event> {
         let effect = step(&next, event)
         let unchanged = isSame?(current, next) ?? false
         current = next
-        if !unchanged { states?.emit(next) }
+        if !unchanged {
+            stateWriter?(next)
+            states?.emit(next)
+        }
         effect?()
     }
 
     @inlinable
     func output(of events: Signal<Event>) -> StateOutput<State> {
-        // The node holds its reducer (a ViewModel tested alone may be gone); the reducer holds it weakly.
+        self.events = events
+        // No stream node yet: a page binds the state directly (``attach(_:)``); one is made for whoever reads the
+        // output's `state` as a Driver. The two closures are made here, in code specialized for the page's state and
+        // events (as is what they call), and go with the output once it is bound.
+        return StateOutput(
+            source: .reducer(attach: { [self] write in attach(write) }, driver: { [self] in stateDriver() }),
+            routes: routes?.signal, publications: publications?.signal)
+    }
+
+    /// The state as a Driver: it emits the state when its first observer connects and each new one after. The node
+    /// holds its reducer (a ViewModel tested alone may be gone); the reducer holds it weakly, and hands out the same
+    /// one while it lives.
+    @inlinable
+    func stateDriver() -> Driver<State> {
+        if let states { return Driver(node: states) }
         let node = StreamNode<State>(replaysLatest: true, connector: { [self] target in
             target.emit(current)
-            let eventsSubscription = events.subscribe { [self] in send($0) }
-            return Subscription { [self] in
-                eventsSubscription.dispose()
-                cancelAllWork()
-            }
+            connectEvents()
+            return Subscription { [self] in disconnectEvents() }
         })
         states = node
-        return StateOutput(state: Driver(node: node), routes: routes?.signal, publications: publications?.signal)
+        return Driver(node: node)
+    }
+
+    /// Hands `write` the state now and each new one after, until the returned subscription is disposed: a page's
+    /// binding of the whole state, with no stream node between the reducer and the page.
+    @inlinable
+    func attach(_ write: @escaping (State) -> Void) -> Subscription {
+        stateWriter = write
+        write(current)
+        connectEvents()
+        return Subscription { [self] in
+            stateWriter = nil
+            disconnectEvents()
+        }
+    }
+
+    /// Connects to the events, unless connected already.
+    @inlinable
+    func connectEvents() {
+        connections += 1
+        guard connections == 1, let events else { return }
+        eventsSubscription = events.subscribe { [self] in send($0) }
+    }
+
+    /// Disconnects from the events once nobody needs them: every effect still running is cancelled.
+    @inlinable
+    func disconnectEvents() {
+        guard connections > 0 else { return }
+        connections -= 1
+        guard connections == 0 else { return }
+        eventsSubscription?.dispose()
+        eventsSubscription = nil
+        cancelAllWork()
     }
 
     @usableFromInline
@@ -291,7 +346,9 @@ extension Effect where Event: Codable & Sendable {
 /// `StateOutput` binds both without code (the state at the page's root, the routes to the router).
 public struct StateOutput<State> {
     /// The state.
-    public let state: Driver<State>
+    public var state: Driver<State> { stateSource.driver }
+    /// Where the state comes from: a Driver, or a reducer that a page binds directly.
+    let stateSource: StateSource<State>
     /// The navigation the effects asked for.
     public var routes: Signal<Route> { routeSignal ?? .never }
     /// The navigation, when there can be any.
@@ -309,16 +366,42 @@ public struct StateOutput<State> {
 
     @usableFromInline
     init(state: Driver<State>, routes: Signal<Route>?, publications: Signal<TopicMessage>?) {
-        self.state = state
+        self.init(source: .driver(state), routes: routes, publications: publications)
+    }
+
+    @usableFromInline
+    init(source: StateSource<State>, routes: Signal<Route>?, publications: Signal<TopicMessage>?) {
+        self.stateSource = source
         self.routeSignal = routes
         self.publications = publications
+    }
+}
+
+/// A ``StateOutput``'s state: a Driver, or a reducer that hands its state to a page directly (seen through two
+/// closures, its event type erased).
+@usableFromInline
+enum StateSource<State> {
+    case driver(Driver<State>)
+    /// `attach` hands a writer the state now and each new one after, until the subscription it returns is disposed;
+    /// `driver` gives the state as a Driver.
+    case reducer(attach: (@escaping (State) -> Void) -> Subscription, driver: () -> Driver<State>)
+
+    /// The state as a Driver (for a reducer, its state node).
+    var driver: Driver<State> {
+        switch self {
+        case .driver(let driver): return driver
+        case .reducer(_, let driver): return driver()
+        }
     }
 }
 
 extension StateOutput: PageOutput where State: Encodable & Equatable {
     /// Binds the state at the page's root and the routes to the router.
     public func bind(to page: Page) {
-        page.bind(state)
+        switch stateSource {
+        case .driver(let driver): page.bind(driver)
+        case .reducer(let attach, _): page.bindState(attach: attach)
+        }
         if let routeSignal { page.route(routeSignal) }
         if let publications { page.publish(publications) }
     }
