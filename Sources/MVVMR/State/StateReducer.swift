@@ -30,34 +30,51 @@ public final class StateReducer<State, Event> {
     /// The state after the latest event.
     public var state: State { current }
     @usableFromInline var current: State
-    /// The node the page's output is, once `run` made it: it emits the state when the page connects and each new
-    /// one after. Held weakly: the page's subscription holds it (and it holds the reducer), so a released page frees
-    /// both, with no cycle.
-    @usableFromInline weak var states: StreamNode<State>?
+    /// The parts of a reducer that most pages never use, made by the first use of one: the state node, the events
+    /// sent while one was being applied, and the running effects (a bound page's reducer holds one pointer for them).
+    @usableFromInline
+    final class LazyParts {
+        /// The node of the output's state as a Driver, once somebody read it: it emits the state when its first
+        /// observer connects and each new one after. Held weakly: its observers' subscriptions hold it (and it
+        /// holds the reducer), so a released page frees both, with no cycle.
+        @usableFromInline weak var states: StreamNode<State>?
+        /// The events sent while one was being applied (from the reduce function, or an effect that answered at
+        /// once), applied in order after it.
+        @usableFromInline var queued: [Event] = []
+        /// Running effects started with a key, by key: a new one with the same key replaces it.
+        @usableFromInline var keyedWork: [String: Subscription] = [:]
+        /// Running effects started without a key.
+        @usableFromInline var work: [Int: Subscription] = [:]
+        @usableFromInline var nextWork = 0
+
+        @inlinable init() {}
+    }
+
+    @usableFromInline var lazyParts: LazyParts?
+    /// The lazy parts, made now if they were not.
+    @inlinable var parts: LazyParts {
+        if let lazyParts { return lazyParts }
+        let made = LazyParts()
+        lazyParts = made
+        return made
+    }
     /// Where a page bound the state directly (``StateOutput`` bound to a page, with no stream node between): called
     /// with each new state. Set by ``attach(_:)``.
     @usableFromInline var stateWriter: ((State) -> Void)?
     /// The events, once `run` was given them: connected to by the first of the page (``attach(_:)``) and the
-    /// observers of ``states`` to need them, and disconnected (every effect still running cancelled) by the last.
+    /// observers of the state node to need them, and disconnected (every effect still running cancelled) by the last.
     @usableFromInline var events: Signal<Event>?
     @usableFromInline var eventsSubscription: Subscription?
-    /// Whether an event is being applied, and the events sent meanwhile (from the reduce function, or an effect that
-    /// answered at once), applied in order after it.
+    /// Whether an event is being applied (those sent meanwhile wait in the lazy parts' `queued`).
     @usableFromInline var isApplying = false
     /// How many of the page and the state node are connected to the events (beside `isApplying`: a byte each).
     @usableFromInline var connections: UInt8 = 0
-    @usableFromInline var queued: [Event] = []
     /// The routes and topic messages effects ask for; made only by `run(_:on:reduce:)`, since a reducer without
     /// effects never has any (a page keeps less per session).
     @usableFromInline var routes: Relay<Route>?
     @usableFromInline var publications: Relay<TopicMessage>?
     /// Applies an event, returning what to do once the new state is out (its effect); set by `run`.
     @usableFromInline var step: ((inout State, Event) -> (() -> Void)?)?
-    /// Running effects started with a key, by key: a new one with the same key replaces it.
-    @usableFromInline var keyedWork: [String: Subscription] = [:]
-    /// Running effects started without a key.
-    @usableFromInline var work: [Int: Subscription] = [:]
-    @usableFromInline var nextWork = 0
 
     /// Whether two states are the same, for an `Equatable` state: an event that changes nothing emits nothing.
     @usableFromInline let isSame: ((State, State) -> Bool)?
@@ -98,12 +115,12 @@ public final class StateReducer<State, Event> {
     public func send(_ event: Event) {
         guard let step else { return }
         if isApplying {
-            queued.append(event)
+            parts.queued.append(event)
             return
         }
         isApplying = true
         apply(event, step)
-        while !queued.isEmpty { apply(queued.removeFirst(), step) }
+        while let lazyParts, !lazyParts.queued.isEmpty { apply(lazyParts.queued.removeFirst(), step) }
         isApplying = false
     }
 
@@ -116,7 +133,7 @@ public final class StateReducer<State, Event> {
         current = next
         if !unchanged {
             stateWriter?(next)
-            states?.emit(next)
+            lazyParts?.states?.emit(next)
         }
         effect?()
     }
@@ -137,13 +154,13 @@ public final class StateReducer<State, Event> {
     /// one while it lives.
     @inlinable
     func stateDriver() -> Driver<State> {
-        if let states { return Driver(node: states) }
+        if let states = lazyParts?.states { return Driver(node: states) }
         let node = StreamNode<State>(replaysLatest: true, connector: { [self] target in
             target.emit(current)
             connectEvents()
             return Subscription { [self] in disconnectEvents() }
         })
-        states = node
+        parts.states = node
         return Driver(node: node)
     }
 
@@ -181,10 +198,11 @@ public final class StateReducer<State, Event> {
 
     @usableFromInline
     func cancelAllWork() {
-        for subscription in keyedWork.values { subscription.dispose() }
-        for subscription in work.values { subscription.dispose() }
-        keyedWork = [:]
-        work = [:]
+        guard let lazyParts else { return }
+        for subscription in lazyParts.keyedWork.values { subscription.dispose() }
+        for subscription in lazyParts.work.values { subscription.dispose() }
+        lazyParts.keyedWork = [:]
+        lazyParts.work = [:]
     }
 }
 
@@ -214,22 +232,27 @@ extension StateReducer {
         for step in effect.steps ?? [] {
             switch step {
             case .run(let key, let signal):
-                let number = nextWork
-                nextWork += 1
-                if let key { keyedWork.removeValue(forKey: key)?.dispose() }
+                let parts = self.parts
+                let number = parts.nextWork
+                parts.nextWork += 1
+                if let key { parts.keyedWork.removeValue(forKey: key)?.dispose() }
                 var finished = false
                 let subscription = signal(scheduler).subscribe { [weak self] event in
                     finished = true
                     guard let self else { return }
-                    if let key { self.keyedWork.removeValue(forKey: key) } else { self.work.removeValue(forKey: number) }
+                    if let key {
+                        self.lazyParts?.keyedWork.removeValue(forKey: key)
+                    } else {
+                        self.lazyParts?.work.removeValue(forKey: number)
+                    }
                     self.send(event)
                 }
                 // A result that arrived at once has nothing to remove, and its work nothing to keep.
                 if !finished {
-                    if let key { keyedWork[key] = subscription } else { work[number] = subscription }
+                    if let key { parts.keyedWork[key] = subscription } else { parts.work[number] = subscription }
                 }
             case .cancel(let key):
-                keyedWork.removeValue(forKey: key)?.dispose()
+                lazyParts?.keyedWork.removeValue(forKey: key)?.dispose()
             case .route(let route):
                 routes?.accept(route)
             case .publish(let topic, let value):
