@@ -3,10 +3,7 @@ import JSONPatch
 /// Everything one session owns: its pages, its navigation stack, its scheduler and its event
 /// numbering. It lives inside the session's lock and is only touched there; see `PageSession`.
 final class SessionCore: TopicInterestListener {
-    private struct StackEntry {
-        let unit: String
-        let presented: Bool
-    }
+    private typealias StackEntry = PageStack.Entry
 
     /// The registry, services and history limits, shared with the server's other sessions.
     let settings: PageSessionSettings
@@ -52,10 +49,10 @@ final class SessionCore: TopicInterestListener {
     /// How many pages were bound: each page's generator is seeded from the seed and this.
     private var bindCount = 0
     private(set) var pages = LivePages()
-    private var stack: [StackEntry] = []
+    private var stack = PageStack()
     /// The pages `back` (or an `open` that popped back) took off the stack, nearest first: still bound (in
     /// `pages`), state intact, for `forward`. Every push, present or root clears it and releases them.
-    private var forward: [StackEntry] = []
+    private var forward = PageStack()
     /// The last revision of every unit whose page was released, so a fresh pair goes on from it (a live
     /// page's revision is in its document: an idle session with one page allocates nothing here).
     private var revisions = UnitRevisions()
@@ -97,7 +94,8 @@ final class SessionCore: TopicInterestListener {
 
     var navigationState: NavigationState {
         let presented = stack.last.flatMap { $0.presented ? $0.unit : nil }
-        return NavigationState(stack: stack.map(\.unit), presented: presented, forward: forward.map(\.unit))
+        // The units' arrays themselves: the state shares them with the stack and the forward list.
+        return NavigationState(stack: stack.units, presented: presented, forward: forward.units)
     }
 
     /// Whether the live page of `name` waits in the forward list (bound, but not on the stack).
@@ -468,10 +466,10 @@ final class SessionCore: TopicInterestListener {
         _ = turn.takeWork()
         turn.clearChangedDocuments()
         bindCount = snapshot.bindCount
-        stack = snapshot.stack.filter { pages[$0.unit] != nil }.map { StackEntry(unit: $0.unit, presented: $0.presented) }
-        forward = snapshot.forward.filter { pages[$0.unit] != nil }.map {
-            StackEntry(unit: $0.unit, presented: $0.presented)
-        }
+        stack = PageStack(
+            snapshot.stack.filter { pages[$0.unit] != nil }.map { StackEntry(unit: $0.unit, presented: $0.presented) })
+        forward = PageStack(
+            snapshot.forward.filter { pages[$0.unit] != nil }.map { StackEntry(unit: $0.unit, presented: $0.presented) })
         return found
     }
 
@@ -504,8 +502,8 @@ final class SessionCore: TopicInterestListener {
     func releaseAll() {
         for page in pages.values { release(page) }
         pages.removeAll()
-        stack = []
-        forward = []
+        stack.removeAll()
+        forward.removeAll()
         scheduler.cancelAll()
         _ = turn.takeWork()
         _ = turn.existingTopics?.takePublications()
@@ -665,7 +663,7 @@ final class SessionCore: TopicInterestListener {
         if kind == .root {
             for existing in pages.values { release(existing) }
             pages.removeAll()
-            stack = []
+            stack.removeAll()
         } else if let existing = pages[unit.name] {
             release(existing)
             stack.removeAll { $0.unit == unit.name }
