@@ -14,11 +14,11 @@ final class StreamNode<Element> {
 
     @usableFromInline
     struct Entry {
-        @usableFromInline let id: Int
+        @usableFromInline let id: UInt32
         @usableFromInline let observer: Observer
 
         @inlinable
-        init(id: Int, observer: @escaping Observer) {
+        init(id: UInt32, observer: @escaping Observer) {
             self.id = id
             self.observer = observer
         }
@@ -27,16 +27,18 @@ final class StreamNode<Element> {
     /// The first observer, kept apart from the others: most nodes have exactly one, and calling it
     /// needs no array (which, in unspecialized generic code, costs a metadata lookup per emission).
     @usableFromInline var first: Observer?
-    @usableFromInline var firstID = -1
     @usableFromInline var others: [Entry] = []
-    /// `others.count`, kept apart: reading it needs no metadata of the array, so an emission to one observer
-    /// looks nothing up.
-    @usableFromInline var otherCount = 0
-    @usableFromInline var nextID = 0
-    /// Bumped whenever an observer leaves, so an emission in progress can skip removed observers.
-    @usableFromInline var removals = 0
     @usableFromInline let connector: Connector?
     @usableFromInline var connection: Subscription?
+    /// The observers' ids are 32 bits, wrapping (four of these fields fit two words): a node would need four
+    /// billion subscriptions while its oldest observer stays before an id could be given twice.
+    @usableFromInline var firstID = UInt32.max
+    /// `others.count`, kept apart: reading it needs no metadata of the array, so an emission to one observer
+    /// looks nothing up.
+    @usableFromInline var otherCount: UInt32 = 0
+    @usableFromInline var nextID: UInt32 = 0
+    /// Bumped whenever an observer leaves (wrapping), so an emission in progress can skip removed observers.
+    @usableFromInline var removals: UInt32 = 0
     @usableFromInline var isConnected = false
     @usableFromInline let replaysLatest: Bool
     @usableFromInline var latest: Element?
@@ -68,7 +70,7 @@ final class StreamNode<Element> {
             firstID = id
         } else {
             others.append(Entry(id: id, observer: observer))
-            otherCount += 1
+            otherCount &+= 1
         }
         if let connector, !isConnected {
             // Connecting may emit synchronously (a Driver replays its value); the new observer is
@@ -98,13 +100,13 @@ final class StreamNode<Element> {
     }
 
     @inlinable
-    func remove(_ id: Int) {
+    func remove(_ id: UInt32) {
         if id == firstID, first != nil {
             first = nil
-            firstID = -1
+            firstID = .max
         } else if let index = others.firstIndex(where: { $0.id == id }) {
             others.remove(at: index)
-            otherCount -= 1
+            otherCount &-= 1
         } else {
             return
         }
