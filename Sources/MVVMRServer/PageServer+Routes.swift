@@ -74,11 +74,14 @@ extension PageServer {
                 response = error.httpError.response
             }
             guard let session = ack.session else { return account(request, route: pattern, counting: ok, response, started: started) }
-            let answer = StoredAnswer(responder: responder) { [self] failure in
-                let answer = failure.map { storeRefusal($0, session: session) } ?? response
-                return account(request, route: pattern, counting: ok, answer, started: started)
+            // The answer that waits for the store is made only when the input is not stored yet.
+            let durability = session.durability(of: ack.inputNumber) {
+                let answer = StoredAnswer(responder: responder) { [self] failure in
+                    let answer = failure.map { storeRefusal($0, session: session) } ?? response
+                    return account(request, route: pattern, counting: ok, answer, started: started)
+                }
+                return { failure in answer.send(failure) }
             }
-            let durability = session.durability(of: ack.inputNumber) { failure in answer.send(failure) }
             switch durability {
             case .stored: return account(request, route: pattern, counting: ok, response, started: started)
             case .waiting: return nil

@@ -366,10 +366,18 @@ final class ServerSession: SessionOutputReceiver {
     /// failed (with the error). An input number of nil (the request logged nothing) counts as stored, unless
     /// the session is spoiled.
     func durability(of number: Int?, notify: @escaping @Sendable (SessionStoreError?) -> Void) -> Durability {
+        durability(of: number, makingNotification: { notify })
+    }
+
+    /// ``durability(of:notify:)``, with the notification made only when the record is not stored yet: a request
+    /// whose input is stored already (a read, any request with the memory store) allocates nothing for it.
+    func durability(
+        of number: Int?, makingNotification makeNotification: () -> @Sendable (SessionStoreError?) -> Void
+    ) -> Durability {
         streamState.withLock { state in
             if let failure = state.storeFailure { return .failed(failure) }
             guard let number, number > state.storedThrough else { return .stored }
-            state.waiters.append(DurabilityWaiter(number: number, notify: notify))
+            state.waiters.append(DurabilityWaiter(number: number, notify: makeNotification()))
             return .waiting
         }
     }
