@@ -17,12 +17,12 @@ extension PageServer {
         var router = HTTPRouter()
         route(&router, "GET", "/api/units") { [unitsBody] _ in .json(unitsBody) }
         // These answer once what they show is stored (``Acknowledgement``).
-        storedRoute(&router, "POST", "/api/sessions") { [self] request, ack throws(ProtocolError) in try createSessionResponse(request, ack) }
-        storedRoute(&router, "GET", "/api/session") { [self] request, ack throws(ProtocolError) in try sessionResponse(request, ack) }
+        storedRoute(&router, "POST", "/api/sessions") { [self] request, ack throws(ProtocolError) in try createSessionResponse(request, &ack) }
+        storedRoute(&router, "GET", "/api/session") { [self] request, ack throws(ProtocolError) in try sessionResponse(request, &ack) }
         route(&router, "DELETE", "/api/session") { [self] request throws(ProtocolError) in try deleteSessionResponse(request) }
-        storedRoute(&router, "GET", "/api/pages/{unit}") { [self] request, ack throws(ProtocolError) in try pageResponse(request, ack) }
-        storedRoute(&router, "POST", "/api/pages/{unit}/actions") { [self] request, ack throws(ProtocolError) in try actionResponse(request, ack) }
-        storedRoute(&router, "POST", "/api/navigation") { [self] request, ack throws(ProtocolError) in try navigationResponse(request, ack) }
+        storedRoute(&router, "GET", "/api/pages/{unit}") { [self] request, ack throws(ProtocolError) in try pageResponse(request, &ack) }
+        storedRoute(&router, "POST", "/api/pages/{unit}/actions") { [self] request, ack throws(ProtocolError) in try actionResponse(request, &ack) }
+        storedRoute(&router, "POST", "/api/navigation") { [self] request, ack throws(ProtocolError) in try navigationResponse(request, &ack) }
         route(&router, "GET", "/api/events") { [self] request throws(ProtocolError) in try eventsResponse(request) }
         route(&router, "GET", "/api/session/log") { [self] request throws(ProtocolError) in try sessionLogResponse(request) }
         route(&router, "GET", "/api/openapi.json") { [openAPIBody] _ in .json(openAPIBody) }
@@ -61,15 +61,15 @@ extension PageServer {
     /// meanwhile); when the store failed it, the answer is 503 `store_unavailable` instead.
     private func storedRoute(
         _ router: inout HTTPRouter, _ method: String, _ pattern: String,
-        _ handler: @escaping @Sendable (HTTPRequest, Acknowledgement) throws(ProtocolError) -> HTTPResponse
+        _ handler: @escaping @Sendable (HTTPRequest, inout Acknowledgement) throws(ProtocolError) -> HTTPResponse
     ) {
         let ok = RouteStatusCounter(requestCounter, route: pattern)
         router.add(method, pattern, .deferred { [self] request, responder in
             let started = ContinuousClock.now
-            let ack = Acknowledgement()
+            var ack = Acknowledgement()
             let response: HTTPResponse
             do throws(ProtocolError) {
-                response = try handler(request, ack)
+                response = try handler(request, &ack)
             } catch {
                 response = error.httpError.response
             }
@@ -299,7 +299,7 @@ extension PageServer {
         }
     }
 
-    private func createSessionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    private func createSessionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let options = try decode(try parseJSONBody(request, allowEmpty: true), as: WireNewSession.self)
         var unit: UnitCase?
@@ -324,7 +324,7 @@ extension PageServer {
         return json(created, status: 201, headers: [sessionCookie(session.identifier, for: request)])
     }
 
-    private func sessionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    private func sessionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let session = try session(for: request)
         ack.after(session, input: session.pages.inputNumber)
         let sequence = session.pages.sequence
@@ -348,7 +348,7 @@ extension PageServer {
 
     // MARK: - Pages and actions
 
-    private func pageResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    private func pageResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let name = request.pathParameters["unit"] ?? ""
         guard let served = servedUnits[name] else { throw .unknownUnit(name) }
         let parameters = queryParameters(request)
@@ -375,7 +375,7 @@ extension PageServer {
         return HTTPResponse(status: 200, headers: Self.jsonNoStore, body: .bytes(body))
     }
 
-    private func actionResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    private func actionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let started = ContinuousClock.now
         let unit = request.pathParameters["unit"] ?? ""
         let metrics = servedUnits[unit]?.metrics
@@ -489,7 +489,7 @@ extension PageServer {
         }
     }
 
-    private func navigationResponse(_ request: HTTPRequest, _ ack: Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    private func navigationResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let session = try session(for: request)
         ack.uses(session)
@@ -649,13 +649,13 @@ struct ActionOutcome {
 }
 
 /// What a request's answer shows of a session, so that it goes out only once that is stored: set by the
-/// handler, read by ``PageServer/storedRoute``. Used on one thread (the handler's), then read once.
-final class Acknowledgement {
+/// handler, read by ``PageServer/storedRoute``. A value the route lends its handler (no object per request).
+struct Acknowledgement {
     private(set) var session: ServerSession?
     private(set) var inputNumber: Int?
 
     /// The answer shows `session` up to input `input` (its latest when the request logged nothing).
-    func after(_ session: ServerSession, input: Int?) {
+    mutating func after(_ session: ServerSession, input: Int?) {
         self.session = session
         inputNumber = input
     }
@@ -664,7 +664,7 @@ final class Acknowledgement {
     /// failed the session meanwhile. (A request that found the session healthy and acted on it after a store
     /// failure had it dropped, its pages released, would otherwise get whatever the released pages say, such as
     /// `409 page_not_bound`, while the session restored from the store has the page.)
-    func uses(_ session: ServerSession) {
+    mutating func uses(_ session: ServerSession) {
         self.session = session
     }
 }
