@@ -10,7 +10,10 @@ public struct Navigation: Sendable, Hashable {
     public let page: PageSnapshot
     /// For `back` with a callback value: the patch the callback caused on the page now on top,
     /// already emitted as its own event before this navigation.
-    public let callbackPatch: PagePatch?
+    public var callbackPatch: PagePatch? { callbackPatchBox?.patch }
+    /// ``callbackPatch``, boxed: most navigations have none, and every event (an event log holds up to 256 of them)
+    /// would otherwise carry the patch's room inline.
+    private let callbackPatchBox: CallbackPatchBox?
 
     /// A navigation.
     /// - Parameters:
@@ -25,6 +28,17 @@ public struct Navigation: Sendable, Hashable {
         self.unit = unit
         self.state = state
         self.page = page
-        self.callbackPatch = callbackPatch
+        self.callbackPatchBox = callbackPatch.map(CallbackPatchBox.init)
     }
+}
+
+/// A navigation's callback patch, held by reference; compared and hashed by its patch.
+private final class CallbackPatchBox: Sendable, Hashable {
+    let patch: PagePatch
+
+    init(_ patch: PagePatch) { self.patch = patch }
+
+    static func == (left: CallbackPatchBox, right: CallbackPatchBox) -> Bool { left.patch == right.patch }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(patch) }
 }
