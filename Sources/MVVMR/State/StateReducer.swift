@@ -67,7 +67,9 @@ public final class StateReducer<State, Event> {
     @usableFromInline var eventsSubscription: Subscription?
     /// Whether an event is being applied (those sent meanwhile wait in the lazy parts' `queued`).
     @usableFromInline var isApplying = false
-    /// How many of the page and the state node are connected to the events (beside `isApplying`: a byte each).
+    /// How many of the page and the state node are connected to the events (beside `isApplying`: a byte each). At
+    /// most two (a page binds an output once; the state has one node while it lives), so a byte holds it; it wraps
+    /// rather than trap.
     @usableFromInline var connections: UInt8 = 0
     /// The routes and topic messages effects ask for; made only by `run(_:on:reduce:)`, since a reducer without
     /// effects never has any (a page keeps less per session).
@@ -180,7 +182,7 @@ public final class StateReducer<State, Event> {
     /// Connects to the events, unless connected already.
     @inlinable
     func connectEvents() {
-        connections += 1
+        connections &+= 1
         guard connections == 1, let events else { return }
         eventsSubscription = events.subscribe { [self] in send($0) }
     }
@@ -189,7 +191,7 @@ public final class StateReducer<State, Event> {
     @inlinable
     func disconnectEvents() {
         guard connections > 0 else { return }
-        connections -= 1
+        connections &-= 1
         guard connections == 0 else { return }
         eventsSubscription?.dispose()
         eventsSubscription = nil
