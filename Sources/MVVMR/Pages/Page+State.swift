@@ -19,6 +19,18 @@ extension Page {
     ///   - path: where in the document, relative to this page (or part); the root by default.
     @_disfavoredOverload
     public func bind<State: Encodable & Equatable>(_ state: Driver<State>, at path: PagePath = PagePath(.root)) {
+        bindState(at: path) { write in state.subscribe(write) }
+    }
+
+    /// Writes a whole state at `path` as ``bind(_:at:)`` describes, from whatever `attach` hands its writer: a
+    /// Driver's values, or a reducer's states handed straight to the writer (no stream node between them).
+    /// - Parameters:
+    ///   - path: where in the document, relative to this page (or part).
+    ///   - attach: hands the writer the state now and each new one after, until the subscription it returns is
+    ///     disposed (with the page).
+    func bindState<State: Encodable & Equatable>(
+        at path: PagePath = PagePath(.root), attach: (@escaping (State) -> Void) -> Subscription
+    ) {
         guard let pointer = resolve(path) else { return }
         guard !(State.self is any KeyedCollectionState.Type) else {
             // Its members would come in hashing order, which differs from one process to the next.
@@ -28,18 +40,6 @@ extension Page {
         let writer = StateWriter(document: document, pointer: pointer)
         // No comparison of the whole state first: each member compares itself, which costs the same when nothing
         // changed and saves a second pass over the state when something did.
-        state.subscribe { writer.write($0) }.disposed(by: subscriptions)
-    }
-
-    /// Writes a reducer's whole state at the page's root as ``bind(_:at:)`` does, the reducer calling the writer
-    /// itself: no stream node between them (a node, its subscription and their closures less per bound page).
-    func bindState<State: Encodable & Equatable>(attach: (@escaping (State) -> Void) -> Subscription) {
-        guard let pointer = resolve(PagePath(.root)) else { return }
-        guard !(State.self is any KeyedCollectionState.Type) else {
-            document.recordBindingFailure("a state bound whole must be a struct or a class, not a dictionary")
-            return
-        }
-        let writer = StateWriter(document: document, pointer: pointer)
         attach { writer.write($0) }.disposed(by: subscriptions)
     }
 
