@@ -3,11 +3,8 @@
 /// holds one, and an idle session keeps its last in its event log), and the marks in a second array made only once a
 /// page is presented (most sessions present none).
 struct PageStack: RandomAccessCollection {
-    /// One page of the list.
-    struct Entry: Equatable {
-        let unit: String
-        let presented: Bool
-    }
+    /// One page of the list: the entry a session snapshot writes down.
+    typealias Entry = SessionSnapshot.StackEntry
 
     /// The units, bottom (or nearest) first.
     private(set) var units: [String] = []
@@ -54,6 +51,7 @@ struct PageStack: RandomAccessCollection {
         let last = self[units.count - 1]
         units.removeLast()
         if !presentedMarks.isEmpty { presentedMarks.removeLast() }
+        forgetMarksIfNonePresented()
         return last
     }
 
@@ -61,13 +59,19 @@ struct PageStack: RandomAccessCollection {
     mutating func removeFirst() {
         units.removeFirst()
         if !presentedMarks.isEmpty { presentedMarks.removeFirst() }
+        forgetMarksIfNonePresented()
     }
 
     /// Removes the entries from `start` on.
     mutating func removeSubrange(_ range: PartialRangeFrom<Int>) {
         units.removeSubrange(range)
         if !presentedMarks.isEmpty { presentedMarks.removeSubrange(range) }
-        if !presentedMarks.contains(true) { presentedMarks = [] }
+        forgetMarksIfNonePresented()
+    }
+
+    /// Drops the marks once no entry is presented, so that a list without a presented page keeps no second array.
+    private mutating func forgetMarksIfNonePresented() {
+        if !presentedMarks.isEmpty, !presentedMarks.contains(true) { presentedMarks = [] }
     }
 
     /// Removes every entry that `shouldBeRemoved` picks.

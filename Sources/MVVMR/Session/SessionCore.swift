@@ -395,8 +395,7 @@ final class SessionCore: TopicInterestListener {
         return SessionSnapshot(
             number: inputNumber, time: scheduler.now, sequence: sequence, seed: seed,
             wallClock: scheduler.wallClockOrigin, bindCount: bindCount, nextOrdinal: scheduler.nextID,
-            stack: stack.map { SessionSnapshot.StackEntry(unit: $0.unit, presented: $0.presented) },
-            forward: forward.map { SessionSnapshot.StackEntry(unit: $0.unit, presented: $0.presented) }, pages: saved,
+            stack: Array(stack), forward: Array(forward), pages: saved,
             revisions: released, annotation: annotation)
     }
 
@@ -466,10 +465,8 @@ final class SessionCore: TopicInterestListener {
         _ = turn.takeWork()
         turn.clearChangedDocuments()
         bindCount = snapshot.bindCount
-        stack = PageStack(
-            snapshot.stack.filter { pages[$0.unit] != nil }.map { StackEntry(unit: $0.unit, presented: $0.presented) })
-        forward = PageStack(
-            snapshot.forward.filter { pages[$0.unit] != nil }.map { StackEntry(unit: $0.unit, presented: $0.presented) })
+        stack = PageStack(snapshot.stack.filter { pages[$0.unit] != nil })
+        forward = PageStack(snapshot.forward.filter { pages[$0.unit] != nil })
         return found
     }
 
