@@ -137,11 +137,11 @@ public final class PageSession: Sendable {
     /// Makes the core queue only what somebody receives: without a recorder it makes no record at all (no digests
     /// either); a topic receiver installed now is handed the topics the pages listen to already.
     private func updateOutputSwitches() {
-        let (records, events, topics) = outbox.receivedKinds
+        let kinds = outbox.receivedKinds
         step { core in
-            core.sendsRecords = records
-            core.sendsEvents = events
-            if core.sendsTopics != topics { core.sendsTopics = topics }
+            core.sendsRecords = kinds.contains(.records)
+            core.sendsEvents = kinds.contains(.events)
+            if core.sendsTopics != kinds.contains(.topics) { core.sendsTopics = kinds.contains(.topics) }
         }
     }
 

@@ -44,13 +44,13 @@ struct SessionOutbox: Sendable {
             self.topicListener = topicListener
         }
 
-        /// Nil when none is set.
-        static func make(
-            recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?, eventSink: (@Sendable (SessionEvent) -> Void)?,
-            topicListener: (@Sendable (TopicEvent) -> Void)?
-        ) -> Closures? {
-            if recorder == nil, eventSink == nil, topicListener == nil { return nil }
-            return Closures(recorder: recorder, eventSink: eventSink, topicListener: topicListener)
+        /// The kinds a closure is set for.
+        var kinds: SessionOutputKinds {
+            var kinds: SessionOutputKinds = []
+            if recorder != nil { kinds.insert(.records) }
+            if eventSink != nil { kinds.insert(.events) }
+            if topicListener != nil { kinds.insert(.topics) }
+            return kinds
         }
     }
 
@@ -66,6 +66,23 @@ struct SessionOutbox: Sendable {
         var receiver = WeakReceiver(receiver: nil, kinds: [])
         /// The thread handing entries out, while one is (nil: nobody is delivering).
         var deliverer: pthread_t?
+
+        /// What the receiver object takes: nothing once it is gone.
+        var receiverKinds: SessionOutputKinds { receiver.receiver == nil ? [] : receiver.kinds }
+
+        /// Replaces the closures with those `change` leaves (none at all: no object).
+        mutating func changeClosures(
+            _ change: (
+                inout (@Sendable (InputRecord, [SessionEvent]) -> Void)?, inout (@Sendable (SessionEvent) -> Void)?,
+                inout (@Sendable (TopicEvent) -> Void)?
+            ) -> Void
+        ) {
+            var (recorder, eventSink, topicListener) = (closures?.recorder, closures?.eventSink, closures?.topicListener)
+            change(&recorder, &eventSink, &topicListener)
+            closures =
+                recorder == nil && eventSink == nil && topicListener == nil
+                ? nil : Closures(recorder: recorder, eventSink: eventSink, topicListener: topicListener)
+        }
     }
 
     /// What one delivery hands out, and to whom.
@@ -79,27 +96,18 @@ struct SessionOutbox: Sendable {
     private let state = Locked(State())
 
     /// Sets who receives records (nil: nobody).
-    func setRecorder(_ recorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?) {
-        state.withLock {
-            $0.closures = Closures.make(
-                recorder: recorder, eventSink: $0.closures?.eventSink, topicListener: $0.closures?.topicListener)
-        }
+    func setRecorder(_ newRecorder: (@Sendable (InputRecord, [SessionEvent]) -> Void)?) {
+        state.withLock { $0.changeClosures { recorder, _, _ in recorder = newRecorder } }
     }
 
     /// Sets who receives events (nil: nobody).
-    func setEventSink(_ sink: (@Sendable (SessionEvent) -> Void)?) {
-        state.withLock {
-            $0.closures = Closures.make(
-                recorder: $0.closures?.recorder, eventSink: sink, topicListener: $0.closures?.topicListener)
-        }
+    func setEventSink(_ newSink: (@Sendable (SessionEvent) -> Void)?) {
+        state.withLock { $0.changeClosures { _, sink, _ in sink = newSink } }
     }
 
     /// Sets who receives topic events (nil: nobody).
-    func setTopicListener(_ listener: (@Sendable (TopicEvent) -> Void)?) {
-        state.withLock {
-            $0.closures = Closures.make(
-                recorder: $0.closures?.recorder, eventSink: $0.closures?.eventSink, topicListener: listener)
-        }
+    func setTopicListener(_ newListener: (@Sendable (TopicEvent) -> Void)?) {
+        state.withLock { $0.changeClosures { _, _, listener in listener = newListener } }
     }
 
     /// Sets the receiver object (held weakly) and what it takes, in place of any set before.
@@ -109,19 +117,12 @@ struct SessionOutbox: Sendable {
 
     /// What the receiver object takes (empty when none is set, or it is gone).
     var receiverKinds: SessionOutputKinds {
-        state.withLock { $0.receiver.receiver == nil ? [] : $0.receiver.kinds }
+        state.withLock { $0.receiverKinds }
     }
 
-    /// Who receives each kind: a closure, or the receiver object for the kinds it takes.
-    var receivedKinds: (records: Bool, events: Bool, topics: Bool) {
-        state.withLock { state in
-            let kinds = state.receiver.receiver == nil ? [] : state.receiver.kinds
-            return (
-                state.closures?.recorder != nil || kinds.contains(.records),
-                state.closures?.eventSink != nil || kinds.contains(.events),
-                state.closures?.topicListener != nil || kinds.contains(.topics)
-            )
-        }
+    /// The kinds somebody receives: a closure, or the receiver object.
+    var receivedKinds: SessionOutputKinds {
+        state.withLock { state in state.receiverKinds.union(state.closures?.kinds ?? []) }
     }
 
     /// Queues `entry`; called inside the session's lock, so entries queue in input order.
