@@ -18,8 +18,6 @@ final class ServerSession: SessionOutputReceiver {
         var log: EventLog
         var streams: [ObjectIdentifier: EventStream] = [:]
         var lastSequence = 0
-
-        init(log: EventLog) { self.log = log }
         /// The pages' bytes (views and patch histories) when last measured, and the patch bytes since (all
         /// patches ever, less those the measure already saw): the measure plus twice the patches (each is in a
         /// view and in its page's history) bounds what the pages hold now, so they are measured again only now
@@ -56,6 +54,8 @@ final class ServerSession: SessionOutputReceiver {
         var expired = false
         /// Answers waiting for an input's record to be stored.
         var waiters = InlineFirstList<DurabilityWaiter>()
+
+        init(log: EventLog) { self.log = log }
     }
 
     /// A store failure, held by reference (see ``StreamState/storeFailure``).
@@ -199,12 +199,17 @@ final class ServerSession: SessionOutputReceiver {
     func startLogging(storedThrough: Int) {
         guard store.keepsSessions else {
             streamState.withLock { $0.storedThrough = .max }
-            pages.setReceiver(self, for: pages.receiverKinds.union(.events))
+            receiveFromPages(.events)
             return
         }
         streamState.withLock { $0.storedThrough = storedThrough }
-        // The session receives its own pages' records (held weakly there: no closure per live session).
-        pages.setReceiver(self, for: pages.receiverKinds.union(.records))
+        receiveFromPages(.records)
+    }
+
+    /// From now on the session also receives `kinds` of its pages' output (it is their receiver, held weakly there:
+    /// no closure per live session).
+    private func receiveFromPages(_ kinds: SessionOutputKinds) {
+        pages.setReceiver(self, for: pages.receiverKinds.union(kinds))
     }
 
     /// An input's record, in input order, one call at a time, once the input's step released the page session's
@@ -514,7 +519,7 @@ final class ServerSession: SessionOutputReceiver {
                 intake.missed = intake.missed ?? []
             }
         }
-        pages.setReceiver(self, for: pages.receiverKinds.union(.topics))
+        receiveFromPages(.topics)
         guard catchingUp else { return }
         // The `subscribed` events may be handed out by another thread (one delivering the session's outbox already):
         // they are all out once this returns.
