@@ -216,6 +216,38 @@ final class PageDocument {
         }
     }
 
+    /// Empties the view for a hibernating page bound again into this document (its writes form the view again,
+    /// as at a first binding) and returns the view it had; its revision and its kept patches stay.
+    func beginBindingAgain() -> JSONValue {
+        let previous = view
+        view = .object(JSONObject())
+        encodedViewCache = nil
+        isRecording = false
+        bindingFailures = []
+        changes.removeAll(keepingCapacity: true)
+        return previous
+    }
+
+    /// Ends a binding begun by ``beginBindingAgain()``: writes are changes again. When the view came out other than
+    /// `previous` (a Model's data changed while the page hibernated), the difference is this turn's change, so its
+    /// clients get it as a patch and a new revision; returns whether it came out the same.
+    @discardableResult
+    func finishBindingAgain(previous: JSONValue) -> Bool {
+        isRecording = true
+        guard view != previous else { return true }
+        turn.markChanged(self)
+        changes.append(Change(path: JSONPointer(tokens: []), old: previous))
+        return false
+    }
+
+    /// Puts back the view a failed binding again emptied (see ``beginBindingAgain()``).
+    func abandonBindingAgain(previous: JSONValue) {
+        view = previous
+        encodedViewCache = nil
+        bindingFailures = []
+        isRecording = true
+    }
+
     /// Folds this turn's writes into the document without a patch or a revision: a page bound in this
     /// turn shows them in its snapshot.
     func absorbChanges() {

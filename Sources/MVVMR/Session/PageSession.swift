@@ -400,6 +400,24 @@ public final class PageSession: Sendable {
         core.withLock { $0.snapshots }
     }
 
+    /// Lets the session's idle pages hibernate: each live page that can be bound again exactly as it is now (from
+    /// its ViewModels' saved states, see ``RestorableViewModel``, or as it was first bound when nothing reached it
+    /// since) keeps only its document, and its View/ViewModel pairs and their streams are released. Reads, catch-up
+    /// patches and snapshots go on from the document; the page's next input (an action, a callback) binds it again
+    /// first, inside that input, so clients and the log see no difference. A page listening to a topic, and every
+    /// page of a session with a timer or an async job pending, stays awake. A server calls this for sessions with no
+    /// request for a while (`HIBERNATE_AFTER_SECONDS`).
+    /// - Returns: how many pages began to hibernate.
+    @discardableResult
+    public func hibernateIdlePages() -> Int {
+        core.withLock { $0.hibernateIdlePages() }
+    }
+
+    /// How many live pages hibernate now (see ``hibernateIdlePages()``).
+    public var hibernatingPageCount: Int {
+        core.withLock { core in core.pages.values.reduce(0) { $0 + ($1.isHibernating ? 1 : 0) } }
+    }
+
     /// How many pages are live (cheaper than ``pages``: builds no snapshot); the server's metrics read it.
     public var livePageCount: Int {
         core.withLock { $0.pages.values.count }

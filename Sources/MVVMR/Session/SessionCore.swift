@@ -211,7 +211,8 @@ final class SessionCore: TopicInterestListener {
         if isForward(name) {
             throw PageError(.pageNotBound, "\(name) is in the forward list, not on the stack; go forward to it first")
         }
-        guard let entry = page.actions.entry(named: action) else {
+        if page.isHibernating { try wake(page) }
+        guard let entry = page.wiring?.actions.entry(named: action) else {
             throw PageError(
                 .unknownAction, "\(name) has no action \(action)", allowed: page.unit.actions.map(\.name))
         }
@@ -359,6 +360,64 @@ final class SessionCore: TopicInterestListener {
     }
 
 
+    // MARK: Hibernation
+
+    /// Lets every live page that can be bound again exactly as it is now hibernate (``BoundPage/hibernate(as:)``):
+    /// its View/ViewModel pairs and their streams are released, its document stays. A page can when it has saved
+    /// states (a ``RestorableViewModel`` at a quiet point) or nothing reached it since it was bound, it listens to no
+    /// topic, and the session has no timer or async job pending (a closure in a stream graph). Changes nothing a
+    /// client or the log sees: no input, no event.
+    /// - Returns: how many pages began to hibernate.
+    func hibernateIdlePages() -> Int {
+        guard !isReplaying, !isInTurn, scheduler.scheduledTimerCount == 0, scheduler.pendingWorkCount == 0 else {
+            return 0
+        }
+        var count = 0
+        for page in pages.values where !page.isHibernating {
+            if turn.existingTopics?.hasSubscriptions(of: page.unit.name) == true { continue }
+            let hibernation: BoundPage.Hibernation
+            if let states = page.savedStates {
+                hibernation = BoundPage.Hibernation(savedStates: states, random: page.randomPosition)
+            } else if !page.receivedInput && page.document.revision == page.boundRevision {
+                hibernation = BoundPage.Hibernation(savedStates: nil, random: page.randomSeed)
+            } else {
+                continue
+            }
+            page.hibernate(as: hibernation)
+            count += 1
+        }
+        return count
+    }
+
+    /// Binds a hibernating page again into its own document, as a restore from a snapshot binds it (from its saved
+    /// states, or as it was first bound, its random numbers going on where they were), inside the input that reached
+    /// it. The binding is none of the session's (no seed, no timer ordinal moves, what it queued or published is
+    /// dropped: it happened when the page was first bound). A view that comes out different (a Model's data changed
+    /// meanwhile) is this input's change of the page: its clients get the difference as a patch.
+    /// - Throws: `binding_failed` or `missing_service` when it cannot be bound again; then it goes on hibernating.
+    func wake(_ page: BoundPage) throws(PageError) {
+        guard let hibernation = page.hibernation else { return }
+        let queued = turn.counts
+        let publications = turn.existingTopics?.publications.count ?? 0
+        let nextOrdinal = scheduler.nextID
+        let previous = page.document.beginBindingAgain()
+        let woken: BoundPage
+        do throws(PageError) {
+            woken = try bind(
+                page.unit, sentValue: page.sentValue, parameters: page.parameters, savedStates: hibernation.savedStates,
+                randomState: hibernation.random, into: page.document)
+        } catch {
+            page.document.abandonBindingAgain(previous: previous)
+            throw error
+        }
+        drainWork()
+        turn.truncate(workCount: queued.work, navigationCount: queued.navigations)
+        turn.existingTopics?.dropPublications(after: publications)
+        if scheduler.scheduledTimerCount == 0, scheduler.pendingWorkCount == 0 { scheduler.nextID = nextOrdinal }
+        page.document.finishBindingAgain(previous: previous)
+        page.wake(with: woken)
+    }
+
     // MARK: Snapshots
 
     /// The session as it is now, standing for every record up to ``inputNumber``; nil when it cannot be
@@ -372,7 +431,7 @@ final class SessionCore: TopicInterestListener {
         var saved: [SessionSnapshot.SavedPage] = []
         for page in pages.values {
             let restoration: SessionSnapshot.Restoration
-            var random = page.random.position
+            var random = page.randomPosition
             if let states = page.savedStates {
                 restoration = .savedStates(states)
             } else if !page.receivedInput && page.document.revision == page.boundRevision {
@@ -681,9 +740,8 @@ final class SessionCore: TopicInterestListener {
         keepForward([stack.removeLast()])
         guard let below = stack.last, let page = pages[below.unit] else { return }
         var callbackPatch: PagePatch?
-        if let value {
+        if let value, (try? wake(page)) != nil, let callbacks = page.wiring?.callbacks {
             page.receivedInput = true
-            let callbacks = page.callbacks
             turn.enqueue { callbacks.deliver(value) }
             drainWork()
             let firstNewEvent = effects.events.count
@@ -750,17 +808,25 @@ final class SessionCore: TopicInterestListener {
 
     /// Makes a fresh page of `unit`: View, ViewModel and parts, wired; its revision goes on from the
     /// unit's last one. On failure nothing stays behind.
+    /// - Parameter existing: the document of a hibernating page to bind again into (emptied by the caller); the
+    ///   binding then is not counted as one of the session's (no page's seed moves) and keeps the document's revision.
     private func bind(
         _ unit: UnitCase, sentValue: JSONValue?, parameters: [String: String], revision fixedRevision: Int? = nil,
-        savedStates: [JSONValue]? = nil, randomState: UInt64? = nil
+        savedStates: [JSONValue]? = nil, randomState: UInt64? = nil, into existing: PageDocument? = nil
     ) throws(PageError) -> BoundPage {
-        // A live page of the unit (being replaced) holds its latest revision; a released one left it in
-        // `revisions`. Either way the fresh page goes on from there.
-        var revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
-        if let logged = loggedRevisions[unit.name] { revision = max(revision, logged + 1) }
-        if let fixedRevision { revision = fixedRevision }
-        let document = PageDocument(
-            unit: unit.name, revision: revision, historyLimit: historyLimit, historyByteLimit: historyByteLimit, turn: turn)
+        let document: PageDocument
+        if let existing {
+            document = existing
+        } else {
+            // A live page of the unit (being replaced) holds its latest revision; a released one left it in
+            // `revisions`. Either way the fresh page goes on from there.
+            var revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
+            if let logged = loggedRevisions[unit.name] { revision = max(revision, logged + 1) }
+            if let fixedRevision { revision = fixedRevision }
+            document = PageDocument(
+                unit: unit.name, revision: revision, historyLimit: historyLimit, historyByteLimit: historyByteLimit,
+                turn: turn)
+        }
         let registry = ActionRegistry()
         let subscriptions = SubscriptionBag()
         let callbacks = CallbackChannel()
@@ -770,11 +836,17 @@ final class SessionCore: TopicInterestListener {
             unit: unit.name, services: services, parameters: parameters, scheduler: scheduler,
             sentValue: sentValue, callbackChannel: callbacks)
         context.sessionTurn = turn
-        bindCount += 1
-        var pageSeed = StableDigest()
-        pageSeed.combine(Int(bitPattern: UInt(seed)))
-        pageSeed.combine(bindCount)
-        let randomSeed = randomState ?? pageSeed.value
+        let randomSeed: UInt64
+        if let randomState {
+            randomSeed = randomState
+            if existing == nil { bindCount += 1 }
+        } else {
+            bindCount += 1
+            var pageSeed = StableDigest()
+            pageSeed.combine(Int(bitPattern: UInt(seed)))
+            pageSeed.combine(bindCount)
+            randomSeed = pageSeed.value
+        }
         context.random = SessionRandom(seed: randomSeed)
         var pairs: [BoundPair] = []
         func fail(_ error: PageError) -> PageError {
@@ -804,10 +876,16 @@ final class SessionCore: TopicInterestListener {
             let reason = "\"\(name)\" is not a topic name (letters, digits, - and _)"
             throw fail(PageError(.bindingFailed, "binding \(unit.name) failed: \(reason)"))
         }
-        document.startRecording()
+        guard let pagePair = pairs.first else {
+            throw fail(PageError(.bindingFailed, "binding \(unit.name) made no View/ViewModel pair"))
+        }
+        if existing == nil { document.startRecording() }
+        let wiring = BoundPage.Wiring(
+            actions: registry, subscriptions: subscriptions, callbacks: callbacks, random: context.random,
+            pagePair: pagePair, partPairs: Array(pairs.dropFirst()))
         return BoundPage(
-            unit: unit, document: document, actions: registry, subscriptions: subscriptions, callbacks: callbacks,
-            parameters: parameters, sentValue: sentValue, random: context.random, randomSeed: randomSeed, pairs: pairs)
+            unit: unit, document: document, parameters: parameters, sentValue: sentValue, randomSeed: randomSeed,
+            boundRevision: document.revision, wiring: wiring)
     }
 
     /// Binds the pairs of `unit` and its parts, in order; with saved states, each pair takes the next one.

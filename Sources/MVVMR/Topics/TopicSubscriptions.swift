@@ -89,6 +89,17 @@ final class TopicSubscriptions {
         publications.append(message)
     }
 
+    /// Drops the values published after the first `count` (what a page bound again published: it did so when it was
+    /// first bound).
+    func dropPublications(after count: Int) {
+        if publications.count > count { publications.removeLast(publications.count - count) }
+    }
+
+    /// Whether the page of `unit` listens to any topic.
+    func hasSubscriptions(of unit: String) -> Bool {
+        handlers.values.contains { list in list.contains { $0.unit == unit } }
+    }
+
     /// Takes the values published since the last call.
     func takePublications() -> [TopicMessage] {
         if publications.isEmpty { return [] }
