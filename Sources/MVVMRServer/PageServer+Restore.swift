@@ -202,7 +202,19 @@ extension PageServer {
 
     /// Passivates sessions idle for `passivateAfter`, expires (and deletes) those idle for `timeToLive`, in
     /// memory and in the store.
-    func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?) {
+    /// Lets the pages of every session with no request for `idleTime` hibernate (see
+    /// `PageSession.hibernateIdlePages()`), each session once per idle spell.
+    /// - Returns: how many pages began to hibernate.
+    func hibernateIdlePages(idleFor idleTime: Duration) -> Int {
+        var hibernated = 0
+        for session in sessions.takeIdle(for: idleTime) { hibernated += session.pages.hibernateIdlePages() }
+        if hibernated > 0 { hibernations.increment(by: Double(hibernated)) }
+        return hibernated
+    }
+
+    /// Expires (or passivates) the sessions idle past their time, lets the pages of those idle past `hibernateAfter`
+    /// hibernate, and gives the memory freed back when it was much.
+    func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?, hibernateAfter: Duration?) {
         var released = 0
         if let passivateAfter, passivateAfter < timeToLive, store.keepsSessions {
             let idle = sessions.removeExpired(timeToLive: passivateAfter)
@@ -215,6 +227,8 @@ extension PageServer {
                 released += 1
             }
         }
+        // Hibernated pages count as released sessions for the trim (each frees about half of one).
+        if let hibernateAfter { released += hibernateIdlePages(idleFor: hibernateAfter) }
         // Their memory is free now, but scattered through the heap: give its pages back (see FreedMemory).
         if sweepTrimming.withLock({ $0.shouldTrim(afterReleasing: released) }) { FreedMemory.release() }
         if store.isShared {

@@ -69,6 +69,8 @@ public final class PageServer: Sendable {
     /// (`mvvmr_session_claims_refused_total`).
     let claimsRefused: Counter
     let passivations: Counter
+    /// Pages that began to hibernate (`mvvmr_page_hibernations_total`).
+    let hibernations: Counter
     let divergences: Counter
     let pageResets: Counter
     let storeFailures: Counter
@@ -137,6 +139,9 @@ public final class PageServer: Sendable {
             "mvvmr_session_claims_refused_total",
             help: "Restores that loaded a session again because another node wrote to it after it was loaded.")
         passivations = metrics.counter("mvvmr_session_passivations_total", help: "Idle sessions taken out of memory (kept in the store).")
+        hibernations = metrics.counter(
+            "mvvmr_page_hibernations_total",
+            help: "Pages of idle sessions that began to hibernate (only their documents kept until their next action).")
         divergences = metrics.counter(
             "mvvmr_session_divergences_total", help: "Pages whose replay did not match their log (code changed): bound fresh.")
         pageResets = metrics.counter(
@@ -217,12 +222,17 @@ public final class PageServer: Sendable {
         http.withLock { $0 = server }
         let timeToLive = Duration.seconds(configuration.sessionTimeToLiveSeconds)
         let passivateAfter = configuration.passivateAfterSeconds > 0 ? Duration.seconds(configuration.passivateAfterSeconds) : nil
-        let shortest = min(configuration.sessionTimeToLiveSeconds, configuration.passivateAfterSeconds > 0 ? configuration.passivateAfterSeconds : .max)
+        let hibernateAfter = configuration.hibernateAfterSeconds > 0 ? Duration.seconds(configuration.hibernateAfterSeconds) : nil
+        let shortest = [
+            configuration.sessionTimeToLiveSeconds,
+            configuration.passivateAfterSeconds > 0 ? configuration.passivateAfterSeconds : .max,
+            configuration.hibernateAfterSeconds > 0 ? configuration.hibernateAfterSeconds : .max,
+        ].min() ?? configuration.sessionTimeToLiveSeconds
         let interval = Duration.seconds(max(1, min(30, shortest / 4)))
         let task = Task.detached { [weak self] in
             while !Task.isCancelled {
                 do { try await Task.sleep(for: interval) } catch { return }
-                self?.sweepIdleSessions(timeToLive: timeToLive, passivateAfter: passivateAfter)
+                self?.sweepIdleSessions(timeToLive: timeToLive, passivateAfter: passivateAfter, hibernateAfter: hibernateAfter)
             }
         }
         sweeper.withLock { $0 = task }

@@ -93,6 +93,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `PASSIVATE_AFTER_SECONDS`: a session with no request and no open stream for this long leaves memory; it
     /// stays in the store and is restored (replayed) on its next request (0: never).
     public var passivateAfterSeconds = 300
+    /// `HIBERNATE_AFTER_SECONDS`: a session with no request for this long lets its pages hibernate: a page that can be
+    /// bound again exactly (a `RestorableViewModel` at a quiet point, or a page nothing reached since it was
+    /// bound) keeps only its document, and is bound again on its next action. Its reads, streams and catch-up
+    /// patches go on from the document. 0: never. (Phoenix LiveView hibernates its processes after 15 s.)
+    public var hibernateAfterSeconds = 15
     /// `MAX_PAGE_RECORDS`: the most action records (and topic messages that changed it) a page's log may hold
     /// (since the page was last bound fresh)
     /// for it to be replayed on restore; a page past it is bound fresh instead (its clients get a snapshot), so
@@ -279,6 +284,10 @@ public struct ServerConfiguration: Sendable, Equatable {
             "--passivate-after-seconds", "PASSIVATE_AFTER_SECONDS",
             "idle time after which a session leaves memory (kept in the store, restored on its next request; 0: never)",
             range: 0...31_536_000, \.passivateAfterSeconds),
+        integer(
+            "--hibernate-after-seconds", "HIBERNATE_AFTER_SECONDS",
+            "idle time after which a session's pages keep only their documents (bound again on their next action; 0: never)",
+            range: 0...31_536_000, \.hibernateAfterSeconds),
         integer(
             "--max-page-records", "MAX_PAGE_RECORDS",
             "most action and topic records of a page replayed on restore (past it the page is bound fresh)",

@@ -24,6 +24,8 @@ final class SessionTable<Entry: Sendable>: Sendable {
         /// Whether a request came after the one that made the session (which list it idles in). Beside
         /// `openStreams` and `list`: the three share one word of the node.
         var hasReturned = false
+        /// Whether ``takeIdle(for:)`` handed the session out since its last request.
+        var wasHandedOutIdle = false
         var list: ListKind?
         var previous: Node?
         var next: Node?
@@ -214,6 +216,7 @@ final class SessionTable<Entry: Sendable>: Sendable {
         return shard(identifier).withLock { state in
             guard let node = state.nodes[identifier] else { return nil }
             node.hasReturned = true
+            node.wasHandedOutIdle = false
             node.lastActive = now
             // Already the newest of the returning sessions (a client reading again and again): nothing moves.
             if node.list != nil && !(node.list == .returning && state.returning.newest === node) {
@@ -285,6 +288,21 @@ final class SessionTable<Entry: Sendable>: Sendable {
         }
         if !expired.isEmpty { sessionCount.subtract(expired.count, ordering: .relaxed) }
         return expired
+    }
+
+    /// The sessions with no request for `idleTime` or longer (an open event stream or not), each once per idle spell:
+    /// a session handed out is not handed out again until a request came for it.
+    func takeIdle(for idleTime: Duration) -> [Entry] {
+        let now = clock.now
+        return shards.flatMap { shard in
+            shard.withLock { state in
+                state.nodes.values.compactMap { node -> Entry? in
+                    guard !node.wasHandedOutIdle, now - node.lastActive >= idleTime else { return nil }
+                    node.wasHandedOutIdle = true
+                    return node.entry
+                }
+            }
+        }
     }
 
     /// The ids of the sessions with an event stream open: they never go idle here, however long since their last
