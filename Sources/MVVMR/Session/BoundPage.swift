@@ -8,8 +8,9 @@ import JSONPatch
 /// again are kept. Its next input wakes it: the session binds it again from its saved states, or as it was first
 /// bound, into the same document (see `SessionCore.wake(_:)`).
 final class BoundPage {
-    /// What a page keeps only while it is awake: what its inputs reach, and the objects its streams live in.
-    struct Wiring {
+    /// What a page keeps only while it is awake: what its inputs reach, and the objects its streams live in (an
+    /// object of its own, so that a hibernating page is a small one).
+    final class Wiring {
         let actions: ActionRegistry
         let subscriptions: SubscriptionBag
         let callbacks: CallbackChannel
@@ -18,14 +19,50 @@ final class BoundPage {
         /// The page's own View/ViewModel pair, and its parts' in binding order: a page without parts keeps no array.
         let pagePair: BoundPair
         let partPairs: [BoundPair]
+
+        init(
+            actions: ActionRegistry, subscriptions: SubscriptionBag, callbacks: CallbackChannel, random: SessionRandom,
+            pagePair: BoundPair, partPairs: [BoundPair]
+        ) {
+            self.actions = actions
+            self.subscriptions = subscriptions
+            self.callbacks = callbacks
+            self.random = random
+            self.pagePair = pagePair
+            self.partPairs = partPairs
+        }
     }
 
     /// How a hibernating page is bound again.
     struct Hibernation {
-        /// Its ViewModels' saved states (the page's first), or nil: bound again as it was first bound.
-        let savedStates: [JSONValue]?
+        /// Its ViewModels' saved states (the page's first) as one JSON array's compact text (a few bytes in one
+        /// allocation, where the values would be a tree of them), or nil: bound again as it was first bound.
+        let savedStatesText: [UInt8]?
         /// Where its random numbers go on from (its seed when bound as at first).
         let random: UInt64
+
+        /// Bound again as it was first bound: the seed its random numbers started from.
+        init(bindingAgainFrom seed: UInt64) {
+            savedStatesText = nil
+            random = seed
+        }
+
+        /// Bound again from `savedStates`, its random numbers going on from `random`; nil when the states' text does
+        /// not read back as the same values (then the page stays awake).
+        init?(savedStates: [JSONValue], random: UInt64) {
+            let text = JSONValue.array(savedStates).jsonBytes
+            guard (try? JSONValue(parsing: text)) == .array(savedStates) else { return nil }
+            savedStatesText = text
+            self.random = random
+        }
+
+        /// The saved states, read back from their text (checked to read back when the page began to hibernate).
+        var savedStates: [JSONValue]? {
+            guard let savedStatesText, case .array(let states)? = try? JSONValue(parsing: savedStatesText) else {
+                return nil
+            }
+            return states
+        }
     }
 
     let unit: UnitCase

@@ -375,14 +375,16 @@ final class SessionCore: TopicInterestListener {
         var count = 0
         for page in pages.values where !page.isHibernating {
             if turn.existingTopics?.hasSubscriptions(of: page.unit.name) == true { continue }
-            let hibernation: BoundPage.Hibernation
-            if let states = page.savedStates {
+            let hibernation: BoundPage.Hibernation?
+            if !page.receivedInput && page.document.revision == page.boundRevision {
+                // Bound again as at first: nothing to keep but its seed.
+                hibernation = BoundPage.Hibernation(bindingAgainFrom: page.randomSeed)
+            } else if let states = page.savedStates {
                 hibernation = BoundPage.Hibernation(savedStates: states, random: page.randomPosition)
-            } else if !page.receivedInput && page.document.revision == page.boundRevision {
-                hibernation = BoundPage.Hibernation(savedStates: nil, random: page.randomSeed)
             } else {
-                continue
+                hibernation = nil
             }
+            guard let hibernation else { continue }
             page.hibernate(as: hibernation)
             count += 1
         }
@@ -432,11 +434,13 @@ final class SessionCore: TopicInterestListener {
         for page in pages.values {
             let restoration: SessionSnapshot.Restoration
             var random = page.randomPosition
-            if let states = page.savedStates {
-                restoration = .savedStates(states)
-            } else if !page.receivedInput && page.document.revision == page.boundRevision {
+            // A page nothing reached is bound again as at first, as it hibernates (so a snapshot is the same whether
+            // the page hibernates or not), with nothing to encode.
+            if !page.receivedInput && page.document.revision == page.boundRevision {
                 restoration = .bindAgain
                 random = page.randomSeed
+            } else if let states = page.savedStates {
+                restoration = .savedStates(states)
             } else if page.actionCount > recordCap {
                 restoration = .boundFresh
                 random = page.randomSeed

@@ -264,6 +264,16 @@ extension UnitCase {
         #expect(try sleepy.session.perform("roll", on: "tally").patch == expected.patch)
     }
 
+    @Test func aPageNothingReachedIsSnapshottedAsBoundAgainWhetherItHibernatesOrNot() throws {
+        let awake = Self.fixture()
+        let sleepy = Self.fixture()
+        for fixture in [awake, sleepy] { try fixture.session.start() }
+        #expect(sleepy.session.hibernateIdlePages() == 1)
+        let snapshot = try #require(sleepy.session.takeSnapshot())
+        #expect(snapshot == awake.session.takeSnapshot())
+        #expect(snapshot.pages.map(\.restoration) == [.bindAgain])
+    }
+
     @Test func pagesOfASessionWithAPendingTimerStayAwake() throws {
         // The dashboard's clock part runs a timer: nothing of the session hibernates while it is pending.
         let fixture = Self.fixture(root: .dashboard)
