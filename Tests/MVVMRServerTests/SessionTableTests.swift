@@ -49,6 +49,19 @@ import Testing
         #expect(table.removeExpired(timeToLive: .zero) == ["a"])
     }
 
+    @Test func idleSessionsAreHandedOutOnceUntilTheirNextRequestStreamsOpenOrNot() {
+        let table = SessionTable<String>(capacity: 10)
+        _ = table.insert("quiet", identifier: "q")
+        _ = table.insert("streaming", identifier: "s")
+        table.streamOpened("s")
+        #expect(table.takeIdle(for: .seconds(60)).isEmpty)
+        #expect(Set(table.takeIdle(for: .zero)) == ["quiet", "streaming"])
+        #expect(table.takeIdle(for: .zero).isEmpty)
+        _ = table.touch("q")
+        #expect(table.takeIdle(for: .zero) == ["quiet"])
+        #expect(table.count == 2)
+    }
+
     @Test func removeForgetsTheSession() {
         let table = SessionTable<String>(capacity: 2)
         _ = table.insert("a", identifier: "a")

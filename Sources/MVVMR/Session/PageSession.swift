@@ -410,7 +410,7 @@ public final class PageSession: Sendable {
     /// - Returns: how many pages began to hibernate.
     @discardableResult
     public func hibernateIdlePages() -> Int {
-        core.withLock { $0.hibernateIdlePages() }
+        step { $0.hibernateIdlePages() }
     }
 
     /// How many live pages hibernate now (see ``hibernateIdlePages()``).
