@@ -67,7 +67,7 @@ import Testing
         }
         let page = PageSnapshot(unit: "main", rev: 1, view: ["user": "ann"], actions: Self.actions)
         let navigation = Navigation(
-            kind: .push, unit: "main", state: NavigationState(stack: ["login", "main"], presented: nil), page: page)
+            kind: .push, state: NavigationState(stack: ["login", "main"], presented: nil), page: page)
         let navigated = ActionResult(
             unit: "login", rev: 2, sequence: 5, patch: nil, snapshot: page, navigation: navigation,
             navigationFailure: PageError.entryRefused("settings"), events: [])
@@ -85,7 +85,7 @@ import Testing
         #expect(empty == ["stack": ["home"], "presented": nil, "forward": []])
         let state = NavigationState(stack: ["home", "counters"], presented: nil, forward: ["login", "main"])
         let navigation = Navigation(
-            kind: .forward, unit: "counters", state: state,
+            kind: .forward, state: state,
             page: PageSnapshot(unit: "counters", rev: 2, view: ["n": 2], actions: []))
         let encoded = try JSONValue(parsing: navigation.wire.jsonBytes)
         #expect(encoded["type"] == "forward")

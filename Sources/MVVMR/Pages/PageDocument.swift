@@ -20,13 +20,25 @@ final class PageDocument {
     /// (Right after `view`, whose last word has room for it.)
     private var isRecording = false
     private(set) var revision: Int
-    /// The member that identifies the elements of an array, where a page set one other than `id`: the only part
-    /// of the diff options a page sets, kept alone so that every live page does not hold the whole options.
-    private var identityKeys: [JSONPointer: String] = [:]
+    /// What few pages ever have, made when first needed: one pointer in every document.
+    private final class Rarities {
+        /// The member that identifies the elements of an array, where a page set one other than `id`: the only part
+        /// of the diff options a page sets, kept alone so that every live page does not hold the whole options.
+        var identityKeys: [JSONPointer: String] = [:]
+        /// Why the binding under way cannot be made (an invalid path, an unwritable one).
+        var bindingFailures: [String] = []
+    }
+
+    private var rarities: Rarities?
+    private var madeRarities: Rarities {
+        if let rarities { return rarities }
+        let made = Rarities()
+        rarities = made
+        return made
+    }
+
     /// How this page's changes are diffed.
-    var options: DiffOptions { DiffOptions(identityKeys: identityKeys) }
-    /// Why bindings failed (invalid path, unwritable path) while the page was being bound.
-    private(set) var bindingFailures: [String] = []
+    var options: DiffOptions { DiffOptions(identityKeys: rarities?.identityKeys ?? [:]) }
     /// One write of this turn: where it changed the document (the highest value it created or replaced) and
     /// what was there before the turn (nil: nothing).
     private struct Change {
@@ -41,8 +53,9 @@ final class PageDocument {
     /// The kept patches are `history[historyHead...]`, oldest first. A dropped patch's slot is emptied at
     /// once (its memory goes back) and the slots are compacted away now and then.
     private var history: [RevisionPatch] = []
-    private var historyHead = 0
-    private let historyLimit: Int
+    private var historyHead: Int32 = 0
+    /// (Beside `historyHead`: the two share a word.)
+    private let historyLimit: Int32
     /// The most bytes of patches kept (`Int.max`: only the count bounds them).
     private let historyByteLimit: Int
     /// The estimated bytes of the kept patches.
@@ -52,13 +65,13 @@ final class PageDocument {
     init(unit: String, revision: Int, historyLimit: Int, historyByteLimit: Int = .max, turn: SessionTurn) {
         self.unit = unit
         self.revision = revision
-        self.historyLimit = max(historyLimit, 0)
+        self.historyLimit = Int32(clamping: max(historyLimit, 0))
         self.historyByteLimit = max(historyByteLimit, 0)
         self.turn = turn
     }
 
     /// The number of patches kept.
-    private var historyCount: Int { history.count - historyHead }
+    private var historyCount: Int { history.count - Int(historyHead) }
 
     var snapshotView: JSONValue { view }
 
@@ -74,19 +87,24 @@ final class PageDocument {
         return bytes
     }
 
+    /// Notes why a binding cannot be made (an invalid path, an unwritable one) while the page is being bound: the
+    /// binding then fails. A write failing after that changes nothing and is dropped, as ``write(_:at:)`` says.
     func recordBindingFailure(_ reason: String) {
-        bindingFailures.append(reason)
+        if !isRecording { madeRarities.bindingFailures.append(reason) }
     }
+
+    /// Why the binding under way cannot be made (empty when it can).
+    var bindingFailures: [String] { rarities?.bindingFailures ?? [] }
 
     /// Diffs the array at `pointer` by the member `key` instead of `id`.
     @usableFromInline
     func setIdentityKey(_ key: String, forArrayAt pointer: JSONPointer) {
-        identityKeys[pointer] = key
+        madeRarities.identityKeys[pointer] = key
     }
 
     /// The member that identifies the elements of the array at `pointer`: `id` unless set.
     func identityKey(at pointer: JSONPointer) -> String {
-        identityKeys[pointer] ?? "id"
+        rarities?.identityKeys[pointer] ?? "id"
     }
 
     /// Whether writes are changes now (the page is bound), not parts of its first snapshot.
@@ -205,13 +223,14 @@ final class PageDocument {
         let byteCount = historyByteLimit == .max ? 0 : EstimatedJSONSize.of(patch)
         history.append(RevisionPatch(rev: revision, patch: patch, byteCount: byteCount))
         historyBytes += byteCount
-        while historyCount > historyLimit || (historyBytes > historyByteLimit && historyCount > 0) {
-            historyBytes -= history[historyHead].byteCount
-            history[historyHead] = RevisionPatch(rev: history[historyHead].rev, patch: JSONPatch([]), byteCount: 0)
+        while historyCount > Int(historyLimit) || (historyBytes > historyByteLimit && historyCount > 0) {
+            let head = Int(historyHead)
+            historyBytes -= history[head].byteCount
+            history[head] = RevisionPatch(rev: history[head].rev, patch: JSONPatch([]), byteCount: 0)
             historyHead += 1
         }
-        if historyHead >= 16 && historyHead * 2 >= history.count {
-            history.removeFirst(historyHead)
+        if historyHead >= 16 && Int(historyHead) * 2 >= history.count {
+            history.removeFirst(Int(historyHead))
             historyHead = 0
         }
     }
@@ -223,7 +242,7 @@ final class PageDocument {
         view = .object(JSONObject())
         encodedViewCache = nil
         isRecording = false
-        bindingFailures = []
+        rarities?.bindingFailures = []
         changes.removeAll(keepingCapacity: true)
         return previous
     }
@@ -244,7 +263,7 @@ final class PageDocument {
     func abandonBindingAgain(previous: JSONValue) {
         view = previous
         encodedViewCache = nil
-        bindingFailures = []
+        rarities?.bindingFailures = []
         isRecording = true
     }
 

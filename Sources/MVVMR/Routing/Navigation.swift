@@ -2,8 +2,9 @@
 public struct Navigation: Sendable, Hashable {
     /// How the stack changed.
     public let kind: NavigationKind
-    /// The unit now on top of the stack.
-    public let unit: String
+    /// The unit now on top of the stack: its page's (kept once, in ``page``: every event an event log keeps is a size
+    /// class smaller for it).
+    public var unit: String { page.unit }
     /// The stack after the navigation.
     public let state: NavigationState
     /// The page now on top, as it is after the navigation (after the callback, for `back`).
@@ -18,14 +19,11 @@ public struct Navigation: Sendable, Hashable {
     /// A navigation.
     /// - Parameters:
     ///   - kind: how the stack changed.
-    ///   - unit: the unit now on top.
     ///   - state: the stack after the navigation.
-    ///   - page: the page now on top.
+    ///   - page: the page now on top (its unit is the navigation's ``unit``).
     ///   - callbackPatch: the patch a callback value caused on the page now on top.
-    public init(kind: NavigationKind, unit: String, state: NavigationState, page: PageSnapshot,
-                callbackPatch: PagePatch? = nil) {
+    public init(kind: NavigationKind, state: NavigationState, page: PageSnapshot, callbackPatch: PagePatch? = nil) {
         self.kind = kind
-        self.unit = unit
         self.state = state
         self.page = page
         self.callbackPatchBox = callbackPatch.map(CallbackPatchBox.init)

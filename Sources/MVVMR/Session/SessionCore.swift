@@ -53,13 +53,11 @@ final class SessionCore: TopicInterestListener {
     /// The pages `back` (or an `open` that popped back) took off the stack, nearest first: still bound (in
     /// `pages`), state intact, for `forward`. Every push, present or root clears it and releases them.
     private var forward = PageStack()
-    /// The last revision of every unit whose page was released, so a fresh pair goes on from it (a live
-    /// page's revision is in its document: an idle session with one page allocates nothing here).
+    /// The revision every fresh page of a unit goes on past: the last revision of every unit whose page was released
+    /// (a live page's revision is in its document: an idle session with one page allocates nothing here), and the
+    /// revisions a replayed log reached per page, so that a page bound fresh in place of a diverged one goes on past
+    /// them even where the replay (which skipped the diverged page's actions) fell behind.
     private var revisions = UnitRevisions()
-    /// The revisions a replayed log reached per page: a page bound fresh in place of a diverged one goes on
-    /// past them, even where the replay (which skipped the diverged page's actions) fell behind. Empty for a
-    /// session that was never replayed.
-    private var loggedRevisions: [String: Int] = [:]
     private(set) var sequence = 0
     /// What the input being applied caused so far (empty between inputs, so an idle session holds no event storage).
     private var effects = InputEffects()
@@ -256,7 +254,7 @@ final class SessionCore: TopicInterestListener {
         }
         return ActionResult(
             unit: name, rev: page.document.revision, sequence: sequence, patch: patch, snapshot: snapshot,
-            navigation: effects.navigations.last, navigationFailure: effects.navigationFailures.last,
+            navigation: effects.lastNavigation, navigationFailure: effects.lastNavigationFailure,
             events: effects.events, inputNumber: inputNumber)
     }
 
@@ -310,9 +308,7 @@ final class SessionCore: TopicInterestListener {
     func absorbLogged(_ record: InputRecord) {
         inputNumber = max(inputNumber, record.number)
         sequence = max(sequence, record.sequence)
-        for (unit, revision) in record.revisions where revision > loggedRevisions[unit] ?? -1 {
-            loggedRevisions[unit] = revision
-        }
+        for (unit, revision) in record.revisions { revisions.raise(unit, to: revision) }
     }
 
     /// Delivers a value published on a topic to every page subscribed to it, as one input
@@ -453,8 +449,8 @@ final class SessionCore: TopicInterestListener {
                     revision: page.document.revision, viewDigest: page.viewDigest, random: random,
                     restoration: restoration))
         }
-        var released: [String: Int] = loggedRevisions
-        for (unit, revision) in revisions.all where revision > released[unit] ?? -1 { released[unit] = revision }
+        var released: [String: Int] = [:]
+        for (unit, revision) in revisions.all { released[unit] = revision }
         return SessionSnapshot(
             number: inputNumber, time: scheduler.now, sequence: sequence, seed: seed,
             wallClock: scheduler.wallClockOrigin, bindCount: bindCount, nextOrdinal: scheduler.nextID,
@@ -487,10 +483,7 @@ final class SessionCore: TopicInterestListener {
         scheduler.wallClockOrigin = snapshot.wallClock
         scheduler.moveVirtualTime(to: snapshot.time)
         scheduler.nextID = snapshot.nextOrdinal
-        for (unit, revision) in snapshot.revisions {
-            revisions[unit] = revision
-            loggedRevisions[unit] = revision
-        }
+        for (unit, revision) in snapshot.revisions { revisions.raise(unit, to: revision) }
         for saved in snapshot.pages {
             guard let unit = registry.unit(named: saved.unit) else { continue }
             var page: BoundPage?
@@ -576,8 +569,20 @@ final class SessionCore: TopicInterestListener {
     /// What one input caused while it was applied: what its result is built from.
     private struct InputEffects {
         var events: [SessionEvent] = []
-        var navigations: [Navigation] = []
-        var navigationFailures: [PageError] = []
+        /// The navigations it made and those that failed, in order (one list: most inputs have neither).
+        var navigationOutcomes: [Result<Navigation, PageError>] = []
+
+        /// The last navigation it made.
+        var lastNavigation: Navigation? {
+            for case .success(let navigation) in navigationOutcomes.reversed() { return navigation }
+            return nil
+        }
+
+        /// The last navigation of it that failed.
+        var lastNavigationFailure: PageError? {
+            for case .failure(let error) in navigationOutcomes.reversed() { return error }
+            return nil
+        }
     }
 
     /// What one step gave: its body's value and what the input caused.
@@ -643,7 +648,7 @@ final class SessionCore: TopicInterestListener {
     {
         let applied = try applyInput(recordedAs: { _ in input }, ifItThrows: .anInputIfItEmitted(input), body)
         return NavigationResult(
-            navigation: applied.effects.navigations.last, state: navigationState, sequence: sequence,
+            navigation: applied.effects.lastNavigation, state: navigationState, sequence: sequence,
             events: applied.effects.events, inputNumber: inputNumber)
     }
 
@@ -707,7 +712,7 @@ final class SessionCore: TopicInterestListener {
             do {
                 try navigateForward(route.kind, to: unit, sentValue: route.value, parameters: route.parameters)
             } catch {
-                effects.navigationFailures.append(error)
+                effects.navigationOutcomes.append(.failure(error))
             }
         }
     }
@@ -735,7 +740,7 @@ final class SessionCore: TopicInterestListener {
         page.document.absorbChanges()
         turn.forget(page.document)
         commitChanges()
-        record(Navigation(kind: kind, unit: unit.name, state: navigationState, page: page.snapshot))
+        record(Navigation(kind: kind, state: navigationState, page: page.snapshot))
     }
 
     private func goBack(returning value: JSONValue?) {
@@ -757,7 +762,7 @@ final class SessionCore: TopicInterestListener {
         }
         record(
             Navigation(
-                kind: .back, unit: below.unit, state: navigationState, page: page.snapshot,
+                kind: .back, state: navigationState, page: page.snapshot,
                 callbackPatch: callbackPatch))
     }
 
@@ -769,7 +774,7 @@ final class SessionCore: TopicInterestListener {
         stack.removeSubrange((index + 1)...)
         keepForward(popped)
         guard let entry = stack.last, let page = pages[entry.unit] else { return }
-        record(Navigation(kind: .back, unit: entry.unit, state: navigationState, page: page.snapshot))
+        record(Navigation(kind: .back, state: navigationState, page: page.snapshot))
     }
 
     /// Puts the nearest page of the forward list back on top of the stack (presented again if it was), as it
@@ -784,7 +789,7 @@ final class SessionCore: TopicInterestListener {
         commitChanges()
         forward.removeFirst()
         stack.append(next)
-        record(Navigation(kind: .forward, unit: next.unit, state: navigationState, page: page.snapshot))
+        record(Navigation(kind: .forward, state: navigationState, page: page.snapshot))
     }
 
     /// Puts `popped` (nearest first) at the front of the forward list, their pages still bound, and releases the
@@ -804,7 +809,7 @@ final class SessionCore: TopicInterestListener {
     }
 
     private func record(_ navigation: Navigation) {
-        effects.navigations.append(navigation)
+        effects.navigationOutcomes.append(.success(navigation))
         emit(.navigation(navigation))
     }
 
@@ -822,10 +827,10 @@ final class SessionCore: TopicInterestListener {
         if let existing {
             document = existing
         } else {
-            // A live page of the unit (being replaced) holds its latest revision; a released one left it in
-            // `revisions`. Either way the fresh page goes on from there.
-            var revision = (pages[unit.name]?.document.revision ?? revisions[unit.name]).map { $0 + 1 } ?? 0
-            if let logged = loggedRevisions[unit.name] { revision = max(revision, logged + 1) }
+            // A live page of the unit (being replaced) holds its latest revision; a released one, or a replayed
+            // log, left one in `revisions`. The fresh page goes on past both.
+            var revision = (pages[unit.name]?.document.revision).map { $0 + 1 } ?? 0
+            if let floor = revisions[unit.name] { revision = max(revision, floor + 1) }
             if let fixedRevision { revision = fixedRevision }
             document = PageDocument(
                 unit: unit.name, revision: revision, historyLimit: historyLimit, historyByteLimit: historyByteLimit,
@@ -919,7 +924,7 @@ final class SessionCore: TopicInterestListener {
 
     private func release(_ page: BoundPage) {
         turn.forget(page.document)
-        revisions[page.unit.name] = page.document.revision
+        revisions.raise(page.unit.name, to: page.document.revision)
         page.release()
     }
 }

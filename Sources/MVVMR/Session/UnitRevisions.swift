@@ -16,21 +16,17 @@ struct UnitRevisions {
         entries.map { ($0.unit, $0.revision) }
     }
 
+    /// Makes `unit`'s revision `revision` unless it is higher already.
+    mutating func raise(_ unit: String, to revision: Int) {
+        if let index = entries.firstIndex(where: { $0.unit == unit }) {
+            entries[index].revision = max(entries[index].revision, revision)
+        } else {
+            entries.append(Entry(unit: unit, revision: revision))
+        }
+    }
+
     subscript(unit: String) -> Int? {
-        get {
-            for entry in entries where entry.unit == unit { return entry.revision }
-            return nil
-        }
-        set {
-            guard let newValue else {
-                entries.removeAll { $0.unit == unit }
-                return
-            }
-            if let index = entries.firstIndex(where: { $0.unit == unit }) {
-                entries[index].revision = newValue
-            } else {
-                entries.append(Entry(unit: unit, revision: newValue))
-            }
-        }
+        for entry in entries where entry.unit == unit { return entry.revision }
+        return nil
     }
 }
