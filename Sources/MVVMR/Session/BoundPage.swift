@@ -33,18 +33,18 @@ final class BoundPage {
         }
     }
 
-    /// How a hibernating page is bound again.
+    /// How a hibernating page is bound again: one optional array (so that a page is no larger for being able to
+    /// hibernate). Nil: bound again as it was first bound, its random numbers from its seed. Otherwise: where its
+    /// random numbers go on from (8 bytes), then its ViewModels' saved states (the page's first) as one JSON array's
+    /// compact text (a few bytes in one allocation, where the values would be a tree of them).
     struct Hibernation {
-        /// Its ViewModels' saved states (the page's first) as one JSON array's compact text (a few bytes in one
-        /// allocation, where the values would be a tree of them), or nil: bound again as it was first bound.
-        let savedStatesText: [UInt8]?
-        /// Where its random numbers go on from (its seed when bound as at first).
-        let random: UInt64
+        private let packed: [UInt8]?
 
-        /// Bound again as it was first bound: the seed its random numbers started from.
-        init(bindingAgainFrom seed: UInt64) {
-            savedStatesText = nil
-            random = seed
+        /// Bound again as it was first bound (its random numbers from its seed).
+        static let bindingAgain = Hibernation(packed: nil)
+
+        private init(packed: [UInt8]?) {
+            self.packed = packed
         }
 
         /// Bound again from `savedStates`, its random numbers going on from `random`; nil when the states' text does
@@ -52,13 +52,25 @@ final class BoundPage {
         init?(savedStates: [JSONValue], random: UInt64) {
             let text = JSONValue.array(savedStates).jsonBytes
             guard (try? JSONValue(parsing: text)) == .array(savedStates) else { return nil }
-            savedStatesText = text
-            self.random = random
+            var packed: [UInt8] = []
+            packed.reserveCapacity(8 + text.count)
+            for shift in stride(from: 0, to: 64, by: 8) { packed.append(UInt8(truncatingIfNeeded: random >> UInt64(shift))) }
+            packed.append(contentsOf: text)
+            self.packed = packed
         }
 
-        /// The saved states, read back from their text (checked to read back when the page began to hibernate).
+        /// Where its random numbers go on from: `seed` when it is bound again as at first.
+        func random(seed: UInt64) -> UInt64 {
+            guard let packed, packed.count >= 8 else { return seed }
+            var random: UInt64 = 0
+            for index in 0..<8 { random |= UInt64(packed[index]) << UInt64(index * 8) }
+            return random
+        }
+
+        /// The saved states, read back from their text (checked to read back when the page began to hibernate); nil
+        /// when it is bound again as at first.
         var savedStates: [JSONValue]? {
-            guard let savedStatesText, case .array(let states)? = try? JSONValue(parsing: savedStatesText) else {
+            guard let packed, packed.count > 8, case .array(let states)? = try? JSONValue(parsing: packed[8...]) else {
                 return nil
             }
             return states
@@ -73,19 +85,44 @@ final class BoundPage {
     let sentValue: JSONValue?
     /// Whether anything reached the page since it was bound (an action, a callback, a timer or an async result
     /// of the session): a page nothing reached is restored by binding it again as it was first bound.
-    /// (Right after `sentValue`, whose last word has room for it.)
+    /// (Right after `sentValue`, whose last word has room for it and for `countedActions`.)
     var receivedInput = false
+    /// ``actionCount``, in 32 bits (it stops at their largest, far past any record cap).
+    private var countedActions: Int32 = 0
     /// Where the page's random numbers started.
     let randomSeed: UInt64
     /// The revision it was bound at.
     let boundRevision: Int
+    /// Awake (with its wiring), hibernating (with how to bind it again), or released: one field, so that a page is
+    /// no larger for being able to hibernate.
+    private enum State {
+        case awake(Wiring)
+        case hibernating(Hibernation)
+        case released
+    }
+
+    private var state: State
+
     /// The action records applied to it since it was bound, and the topic messages that changed it (what
     /// `MAX_PAGE_RECORDS` counts).
-    var actionCount = 0
+    var actionCount: Int { Int(countedActions) }
+
+    /// Counts one more action record (or topic message that changed it).
+    func countAction() {
+        if countedActions < .max { countedActions += 1 }
+    }
+
     /// What it keeps while awake; nil while it hibernates and once it is released.
-    private(set) var wiring: Wiring?
+    var wiring: Wiring? {
+        if case .awake(let wiring) = state { return wiring }
+        return nil
+    }
+
     /// How to bind it again, while it hibernates.
-    private(set) var hibernation: Hibernation?
+    var hibernation: Hibernation? {
+        if case .hibernating(let hibernation) = state { return hibernation }
+        return nil
+    }
 
     /// The page's pair, then its parts', in binding order (none while it hibernates or once released).
     var pairs: [BoundPair] {
@@ -94,7 +131,10 @@ final class BoundPage {
     }
 
     /// Whether it hibernates: its document is kept, its View/ViewModel pairs are not.
-    var isHibernating: Bool { hibernation != nil }
+    var isHibernating: Bool {
+        if case .hibernating = state { return true }
+        return false
+    }
 
     init(
         unit: UnitCase, document: PageDocument, parameters: [String: String], sentValue: JSONValue?,
@@ -106,7 +146,7 @@ final class BoundPage {
         self.sentValue = sentValue
         self.randomSeed = randomSeed
         self.boundRevision = boundRevision
-        self.wiring = wiring
+        self.state = .awake(wiring)
     }
 
     var snapshot: PageSnapshot {
@@ -115,7 +155,7 @@ final class BoundPage {
 
     /// Where its random numbers go on from: the generator's state (while it hibernates, the one it will go on from).
     var randomPosition: UInt64 {
-        wiring?.random.position ?? hibernation?.random ?? randomSeed
+        wiring?.random.position ?? hibernation?.random(seed: randomSeed) ?? randomSeed
     }
 
     /// The saved states of its ViewModels (the page's, then its parts', in binding order) as JSON; nil when one
@@ -141,21 +181,18 @@ final class BoundPage {
     /// again when an input reaches it.
     func hibernate(as hibernation: Hibernation) {
         wiring?.subscriptions.dispose()
-        wiring = nil
-        self.hibernation = hibernation
+        state = .hibernating(hibernation)
     }
 
     /// Takes the wiring of `woken`, a page just bound again into this page's document, and stops hibernating.
     func wake(with woken: BoundPage) {
-        wiring = woken.wiring
-        woken.wiring = nil
-        hibernation = nil
+        state = woken.state
+        woken.state = .released
     }
 
     /// Disposes every subscription (which breaks every cycle in the stream graph) and drops the pairs.
     func release() {
         wiring?.subscriptions.dispose()
-        wiring = nil
-        hibernation = nil
+        state = .released
     }
 }

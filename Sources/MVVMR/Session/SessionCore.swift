@@ -228,7 +228,7 @@ final class SessionCore: TopicInterestListener {
             throw PageError(.invalidRequest, "rev \(clientRevision) is not a revision of \(name) (at \(revisionBefore))")
         }
         page.receivedInput = true
-        page.actionCount += 1
+        page.countAction()
         let applied = applyInput(
             recordedAs: { _ in .action(unit: name, name: action, value: value, clientRevision: clientRevision) },
             annotation: annotation
@@ -327,7 +327,7 @@ final class SessionCore: TopicInterestListener {
         }
         // A message that changed a page counts towards its record cap, as an action does (the log's digests say
         // which pages it changed, so a restore counts the same).
-        for unit in Set(applied.effects.events.map(\.pageUnit)) { pages[unit]?.actionCount += 1 }
+        for unit in Set(applied.effects.events.map(\.pageUnit)) { pages[unit]?.countAction() }
         return true
     }
 
@@ -374,7 +374,7 @@ final class SessionCore: TopicInterestListener {
             let hibernation: BoundPage.Hibernation?
             if !page.receivedInput && page.document.revision == page.boundRevision {
                 // Bound again as at first: nothing to keep but its seed.
-                hibernation = BoundPage.Hibernation(bindingAgainFrom: page.randomSeed)
+                hibernation = .bindingAgain
             } else if let states = page.savedStates {
                 hibernation = BoundPage.Hibernation(savedStates: states, random: page.randomPosition)
             } else {
@@ -403,7 +403,7 @@ final class SessionCore: TopicInterestListener {
         do throws(PageError) {
             woken = try bind(
                 page.unit, sentValue: page.sentValue, parameters: page.parameters, savedStates: hibernation.savedStates,
-                randomState: hibernation.random, into: page.document)
+                randomState: hibernation.random(seed: page.randomSeed), into: page.document)
         } catch {
             page.document.abandonBindingAgain(previous: previous)
             throw error
