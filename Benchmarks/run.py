@@ -2057,7 +2057,7 @@ SECTIONS = {
 # 15 s), passivated-memory over 10,000 sessions (its bound, about 8 s). restore's and startup-stored's times are
 # absolute milliseconds, which this machine's noise moves: the restore budget guards the first, and the second has
 # nothing to guard that startup does not (restore is lazy).
-QUICK_SECTIONS = ["listener", "page-read", "action", "action-store", "patch", "callgrind", "passivated-memory", "soak"]
+QUICK_SECTIONS = ["listener", "page-read", "action", "action-store", "patch", "callgrind", "memory", "passivated-memory", "soak"]
 
 
 def machine_description():
