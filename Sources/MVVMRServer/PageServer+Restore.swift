@@ -200,8 +200,6 @@ extension PageServer {
         }
     }
 
-    /// Passivates sessions idle for `passivateAfter`, expires (and deletes) those idle for `timeToLive`, in
-    /// memory and in the store.
     /// Lets the pages of every session with no request for `idleTime` hibernate (see
     /// `PageSession.hibernateIdlePages()`), each session once per idle spell.
     /// - Returns: how many pages began to hibernate.
@@ -212,10 +210,17 @@ extension PageServer {
         return hibernated
     }
 
-    /// Expires (or passivates) the sessions idle past their time, lets the pages of those idle past `hibernateAfter`
-    /// hibernate, and gives the memory freed back when it was much.
-    func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?, hibernateAfter: Duration?) {
-        var released = 0
+    /// Lets the pages of the sessions idle past `hibernateAfter` hibernate; with `expiring`, also passivates sessions
+    /// idle for `passivateAfter` and expires (and deletes) those idle for `timeToLive`, in memory and in the store;
+    /// then gives the memory freed back when it was much.
+    func sweepIdleSessions(timeToLive: Duration, passivateAfter: Duration?, hibernateAfter: Duration?, expiring: Bool) {
+        // Hibernated pages count as released sessions for the trim (each frees about half of one).
+        var released = hibernateAfter.map { hibernateIdlePages(idleFor: $0) } ?? 0
+        defer {
+            // Their memory is free now, but scattered through the heap: give its pages back (see FreedMemory).
+            if sweepTrimming.withLock({ $0.shouldTrim(afterReleasing: released) }) { FreedMemory.release() }
+        }
+        guard expiring else { return }
         if let passivateAfter, passivateAfter < timeToLive, store.keepsSessions {
             let idle = sessions.removeExpired(timeToLive: passivateAfter)
             passivate(Array(idle), idleFor: passivateAfter)
@@ -227,10 +232,6 @@ extension PageServer {
                 released += 1
             }
         }
-        // Hibernated pages count as released sessions for the trim (each frees about half of one).
-        if let hibernateAfter { released += hibernateIdlePages(idleFor: hibernateAfter) }
-        // Their memory is free now, but scattered through the heap: give its pages back (see FreedMemory).
-        if sweepTrimming.withLock({ $0.shouldTrim(afterReleasing: released) }) { FreedMemory.release() }
         if store.isShared {
             // A session held open here by an event stream, with no input for a while, is not idle: say so in the
             // store, or another node's sweep would find its activity old and delete it under this node.

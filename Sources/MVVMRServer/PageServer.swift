@@ -223,16 +223,21 @@ public final class PageServer: Sendable {
         let timeToLive = Duration.seconds(configuration.sessionTimeToLiveSeconds)
         let passivateAfter = configuration.passivateAfterSeconds > 0 ? Duration.seconds(configuration.passivateAfterSeconds) : nil
         let hibernateAfter = configuration.hibernateAfterSeconds > 0 ? Duration.seconds(configuration.hibernateAfterSeconds) : nil
-        let shortest = [
-            configuration.sessionTimeToLiveSeconds,
-            configuration.passivateAfterSeconds > 0 ? configuration.passivateAfterSeconds : .max,
-            configuration.hibernateAfterSeconds > 0 ? configuration.hibernateAfterSeconds : .max,
-        ].min() ?? configuration.sessionTimeToLiveSeconds
-        let interval = Duration.seconds(max(1, min(30, shortest / 4)))
+        let shortest = min(configuration.sessionTimeToLiveSeconds, configuration.passivateAfterSeconds > 0 ? configuration.passivateAfterSeconds : .max)
+        // Sessions are expired (with the store's queries) on their own schedule, and pages hibernate on theirs: a
+        // short HIBERNATE_AFTER_SECONDS does not make the store's sweep run more often.
+        let expiryInterval = max(1, min(30, shortest / 4))
+        let tick = min(expiryInterval, configuration.hibernateAfterSeconds > 0 ? max(1, min(30, configuration.hibernateAfterSeconds / 4)) : .max)
         let task = Task.detached { [weak self] in
+            var sinceExpiry = 0
             while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
-                self?.sweepIdleSessions(timeToLive: timeToLive, passivateAfter: passivateAfter, hibernateAfter: hibernateAfter)
+                do { try await Task.sleep(for: .seconds(tick)) } catch { return }
+                sinceExpiry += tick
+                let expiring = sinceExpiry >= expiryInterval
+                if expiring { sinceExpiry = 0 }
+                self?.sweepIdleSessions(
+                    timeToLive: timeToLive, passivateAfter: passivateAfter, hibernateAfter: hibernateAfter,
+                    expiring: expiring)
             }
         }
         sweeper.withLock { $0 = task }

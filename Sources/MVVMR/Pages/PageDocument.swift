@@ -253,16 +253,23 @@ final class PageDocument {
     @discardableResult
     func finishBindingAgain(previous: JSONValue) -> Bool {
         isRecording = true
-        guard view != previous else { return true }
+        guard view != previous else {
+            // Equal as JSON; kept as it was written (its members' order, `1` rather than `1.0`), so its text is too.
+            view = previous
+            encodedViewCache = nil
+            return true
+        }
         turn.markChanged(self)
         changes.append(Change(path: JSONPointer(tokens: []), old: previous))
         return false
     }
 
-    /// Puts back the view a failed binding again emptied (see ``beginBindingAgain()``).
+    /// Puts back the view a binding again emptied (see ``beginBindingAgain()``), with no change of this turn: the
+    /// binding failed, or the input that woke the page was refused.
     func abandonBindingAgain(previous: JSONValue) {
         view = previous
         encodedViewCache = nil
+        changes.removeAll(keepingCapacity: true)
         rarities?.bindingFailures = []
         isRecording = true
     }

@@ -268,6 +268,20 @@ public final class Scheduler {
         }
     }
 
+    /// Cancels the timers and jobs made since `ordinal` was the next one, and makes it the next one again: a page
+    /// bound again after hibernating started them, and it had none pending when it began to hibernate.
+    func cancel(from ordinal: Int) {
+        for (id, timer) in timers where id >= ordinal {
+            timer.task?.cancel()
+            timers[id] = nil
+        }
+        for (id, job) in jobs where id >= ordinal {
+            job.task?.cancel()
+            jobs[id] = nil
+        }
+        nextID = ordinal
+    }
+
     /// Cancels every timer and job: the session is going away.
     func cancelAll() {
         for job in jobs.values { job.task?.cancel() }

@@ -73,9 +73,10 @@ final class SessionCore: TopicInterestListener {
 
     /// Runs a timer's action or a job's delivery (`body`) as one input of the session, recorded as `reentry`.
     func runTurn(_ reentry: Scheduler.Reentry, _ body: () -> Void) {
-        // A timer or a job belongs to some page's streams; which one is not known, so every page counts as
-        // reached (none of them is bound again from its first binding by a snapshot).
-        for page in pages.values { page.receivedInput = true }
+        // A timer or a job belongs to some page's streams; which one is not known, so every awake page counts as
+        // reached (none of them is bound again from its first binding by a snapshot). A hibernating page has no
+        // streams: nothing of it runs.
+        for page in pages.values where !page.isHibernating { page.receivedInput = true }
         let input: SessionInput
         switch reentry {
         case .timer(let ordinal): input = .timer(ordinal)
@@ -209,23 +210,19 @@ final class SessionCore: TopicInterestListener {
         if isForward(name) {
             throw PageError(.pageNotBound, "\(name) is in the forward list, not on the stack; go forward to it first")
         }
-        if page.isHibernating { try wake(page) }
-        guard let entry = page.wiring?.actions.entry(named: action) else {
-            throw PageError(
-                .unknownAction, "\(name) has no action \(action)", allowed: page.unit.actions.map(\.name))
-        }
-        guard entry.valueType.accepts(value) else {
-            throw PageError(.invalidValue, "\(action) takes a value of type \(entry.valueType.rawValue)")
-        }
-        guard ActionRegistry.isWithinLimit(value, of: entry) else {
-            if entry.validate != nil {
-                throw PageError(.invalidValue, "\(action) takes a value its schema describes; this one does not decode")
-            }
-            throw PageError(.invalidValue, "\(action) takes a string of at most \(entry.maxLength ?? 0) characters")
-        }
         let revisionBefore = page.document.revision
         if let clientRevision, clientRevision < 0 || clientRevision > revisionBefore {
             throw PageError(.invalidRequest, "rev \(clientRevision) is not a revision of \(name) (at \(revisionBefore))")
+        }
+        // A hibernating page is bound again first; an action refused after that puts it back to sleep as it was, so a
+        // refusal changes nothing (not even a Model's change the binding again found, which the next action carries).
+        let woken = try wake(page)
+        let entry: ActionRegistry.Entry
+        do throws(PageError) {
+            entry = try acceptedEntry(of: page, for: action, value: value)
+        } catch {
+            if let woken { undoWake(woken, of: page) }
+            throw error
         }
         page.receivedInput = true
         page.countAction()
@@ -256,6 +253,27 @@ final class SessionCore: TopicInterestListener {
             unit: name, rev: page.document.revision, sequence: sequence, patch: patch, snapshot: snapshot,
             navigation: effects.lastNavigation, navigationFailure: effects.lastNavigationFailure,
             events: effects.events, inputNumber: inputNumber)
+    }
+
+    /// The declaration of `action` on `page` (awake) that takes `value`.
+    /// - Throws: `unknown_action` (with `allowed`) or `invalid_value`.
+    private func acceptedEntry(of page: BoundPage, for action: String, value: JSONValue) throws(PageError)
+        -> ActionRegistry.Entry
+    {
+        guard let entry = page.wiring?.actions.entry(named: action) else {
+            throw PageError(
+                .unknownAction, "\(page.unit.name) has no action \(action)", allowed: page.unit.actions.map(\.name))
+        }
+        guard entry.valueType.accepts(value) else {
+            throw PageError(.invalidValue, "\(action) takes a value of type \(entry.valueType.rawValue)")
+        }
+        guard ActionRegistry.isWithinLimit(value, of: entry) else {
+            if entry.validate != nil {
+                throw PageError(.invalidValue, "\(action) takes a value its schema describes; this one does not decode")
+            }
+            throw PageError(.invalidValue, "\(action) takes a string of at most \(entry.maxLength ?? 0) characters")
+        }
+        return entry
     }
 
     /// Applies a logged input again, as a session restored from its log does: with the record's number
@@ -387,14 +405,25 @@ final class SessionCore: TopicInterestListener {
         return count
     }
 
+    /// What a page woken by ``wake(_:)`` was, to put it back to sleep as it was (``undoWake(_:of:)``).
+    struct Wake {
+        let previousView: JSONValue
+        let hibernation: BoundPage.Hibernation
+    }
+
     /// Binds a hibernating page again into its own document, as a restore from a snapshot binds it (from its saved
     /// states, or as it was first bound, its random numbers going on where they were), inside the input that reached
-    /// it. The binding is none of the session's (no seed, no timer ordinal moves, what it queued or published is
-    /// dropped: it happened when the page was first bound). A view that comes out different (a Model's data changed
-    /// meanwhile) is this input's change of the page: its clients get the difference as a patch.
+    /// it. The binding is none of the session's: no binding is counted (no later page's seed moves), a timer or job it
+    /// starts is cancelled and its ordinal given back (the page had none pending when it began to hibernate: the
+    /// session had none), what it queued or published is dropped (it happened when the page was first bound). A view
+    /// that comes out equal keeps the text it had (key order and number forms included); one that comes out
+    /// different (a Model's data changed meanwhile) is the input's change of the page: its clients get the difference
+    /// as a patch.
+    /// - Returns: what the page was, to undo the wake; nil when it was awake.
     /// - Throws: `binding_failed` or `missing_service` when it cannot be bound again; then it goes on hibernating.
-    func wake(_ page: BoundPage) throws(PageError) {
-        guard let hibernation = page.hibernation else { return }
+    @discardableResult
+    func wake(_ page: BoundPage) throws(PageError) -> Wake? {
+        guard let hibernation = page.hibernation else { return nil }
         let queued = turn.counts
         let publications = turn.existingTopics?.publications.count ?? 0
         let nextOrdinal = scheduler.nextID
@@ -405,15 +434,25 @@ final class SessionCore: TopicInterestListener {
                 page.unit, sentValue: page.sentValue, parameters: page.parameters, savedStates: hibernation.savedStates,
                 randomState: hibernation.random(seed: page.randomSeed), into: page.document)
         } catch {
+            scheduler.cancel(from: nextOrdinal)
             page.document.abandonBindingAgain(previous: previous)
             throw error
         }
         drainWork()
         turn.truncate(workCount: queued.work, navigationCount: queued.navigations)
         turn.existingTopics?.dropPublications(after: publications)
-        if scheduler.scheduledTimerCount == 0, scheduler.pendingWorkCount == 0 { scheduler.nextID = nextOrdinal }
+        scheduler.cancel(from: nextOrdinal)
         page.document.finishBindingAgain(previous: previous)
         page.wake(with: woken)
+        return Wake(previousView: previous, hibernation: hibernation)
+    }
+
+    /// Puts a page ``wake(_:)`` just woke back to sleep as it was before: its view, its hibernation, no change of
+    /// this turn (an action refused after the wake).
+    private func undoWake(_ wake: Wake, of page: BoundPage) {
+        turn.forget(page.document)
+        page.document.abandonBindingAgain(previous: wake.previousView)
+        page.hibernate(as: wake.hibernation)
     }
 
     // MARK: Snapshots
@@ -749,9 +788,17 @@ final class SessionCore: TopicInterestListener {
         keepForward([stack.removeLast()])
         guard let below = stack.last, let page = pages[below.unit] else { return }
         var callbackPatch: PagePatch?
-        if let value, (try? wake(page)) != nil, let callbacks = page.wiring?.callbacks {
-            page.receivedInput = true
-            turn.enqueue { callbacks.deliver(value) }
+        if let value {
+            do throws(PageError) {
+                try wake(page)
+            } catch {
+                // The value cannot reach a page that cannot be bound again: said, as a navigation that failed is.
+                effects.navigationOutcomes.append(.failure(error))
+            }
+            if let callbacks = page.wiring?.callbacks {
+                page.receivedInput = true
+                turn.enqueue { callbacks.deliver(value) }
+            }
             drainWork()
             let firstNewEvent = effects.events.count
             commitChanges()

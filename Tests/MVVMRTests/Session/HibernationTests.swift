@@ -124,7 +124,7 @@ extension UnitCase {
         services.register(restoreSwitch)
         let events = RecordedEvents()
         let session = PageSession(
-            registry: UnitRegistry(root: root, units: allExampleUnits + [.tally, .board]), services: services,
+            registry: UnitRegistry(root: root, units: allExampleUnits + [.tally, .board, .noted, .flash, .shelf, .picker]), services: services,
             clock: .virtual, eventSink: { events.append($0) })
         let fixture = Fixture(session: session, events: events, lives: lives, motto: motto, restoreSwitch: restoreSwitch)
         session.setRecorder { [weak fixture] record, _ in fixture?.records.withLock { $0.append(record) } }
@@ -313,4 +313,281 @@ final class BoardViewModel: ViewModel {
 
 extension UnitCase {
     static let board = UnitCase("board", view: BoardView.self, viewModel: BoardViewModel.self)
+}
+
+// MARK: - Pages that bind again differently from how they were first bound
+
+/// Writes `/note` only once a note is given (a Signal), and `/count` at once: a page restored with a note writes
+/// `/note` first, so its members come in another order than the live page's.
+struct NotedInput {
+    let note: Signal<String>
+    let bump: Signal<Void>
+}
+
+struct NotedOutput {
+    let note: Signal<String>
+    let count: Driver<Int>
+}
+
+struct NotedView: View {
+    func input(from actions: Actions<NamedAction>) -> NotedInput {
+        NotedInput(note: actions.signal("note", of: String.self), bump: actions.signal("bump"))
+    }
+
+    func bind(_ output: NotedOutput, to page: Page) {
+        page.bind(output.note, at: "/note")
+        page.bind(output.count, at: "/count")
+    }
+}
+
+struct NotedState: Codable, Sendable {
+    var note: String?
+    var count = 0
+}
+
+final class NotedViewModel: RestorableViewModel {
+    private var state: NotedState
+    init(context: UnitContext) { state = NotedState() }
+    init(context: UnitContext, restoring savedState: NotedState) { state = savedState }
+    var savedState: NotedState? { state }
+
+    func transform(_ input: NotedInput) -> NotedOutput {
+        let notes = input.note.map { [weak self] note -> String in
+            self?.state.note = note
+            return note
+        }
+        let counts = input.bump.scan(state.count) { [weak self] count, _ in
+            self?.state.count = count + 1
+            return count + 1
+        }
+        return NotedOutput(
+            note: state.note.map { notes.startWith($0) } ?? notes, count: counts.asDriver(startingWith: state.count))
+    }
+}
+
+/// Shows "saved" when bound, cleared by a timer a second later; restored, it shows what it showed and starts the
+/// timer again all the same (which then changes nothing): binding it again starts a timer the live page no longer has.
+struct FlashOutput {
+    let flash: Driver<String>
+    let count: Driver<Int>
+}
+
+struct FlashView: View {
+    func input(from actions: Actions<NamedAction>) -> Signal<Void> { actions.signal("bump") }
+
+    func bind(_ output: FlashOutput, to page: Page) {
+        page.bind(output.flash, at: "/flash")
+        page.bind(output.count, at: "/count")
+    }
+}
+
+struct FlashState: Codable, Sendable {
+    var flash = "saved"
+    var count = 0
+}
+
+final class FlashViewModel: RestorableViewModel {
+    private let scheduler: Scheduler
+    private var state: FlashState
+    init(context: UnitContext) {
+        scheduler = context.scheduler
+        state = FlashState()
+    }
+    init(context: UnitContext, restoring savedState: FlashState) {
+        scheduler = context.scheduler
+        state = savedState
+    }
+    var savedState: FlashState? { state }
+
+    func transform(_ input: Signal<Void>) -> FlashOutput {
+        let cleared = Signal<Int>.never.startWith(0).debounce(.seconds(1), on: scheduler).map { [weak self] _ -> String in
+            self?.state.flash = ""
+            return ""
+        }
+        let counts = input.scan(state.count) { [weak self] count, _ in
+            self?.state.count = count + 1
+            return count + 1
+        }
+        return FlashOutput(flash: cleared.asDriver(startingWith: state.flash), count: counts.asDriver(startingWith: state.count))
+    }
+}
+
+/// A shelf shows the label a picker pushed above it sends back.
+struct ShelfInput { let pick: Signal<Void> }
+struct ShelfOutput {
+    let label: Driver<String>
+    let route: Signal<Route>
+}
+
+struct ShelfView: View {
+    func input(from actions: Actions<NamedAction>) -> ShelfInput { ShelfInput(pick: actions.signal("pick")) }
+    func bind(_ output: ShelfOutput, to page: Page) {
+        page.bind(output.label, at: "/label")
+        page.route(output.route)
+    }
+}
+
+final class ShelfViewModel: RestorableViewModel {
+    private let callbacks: Signal<String>
+    private var label: String
+    init(context: UnitContext) throws {
+        callbacks = context.callbacks(of: String.self)
+        label = "none"
+    }
+    init(context: UnitContext, restoring savedState: String) throws {
+        if context.services[RestoreSwitch.self]?.fails == true {
+            throw PageError(.bindingFailed, "the saved shelf no longer decodes")
+        }
+        callbacks = context.callbacks(of: String.self)
+        label = savedState
+    }
+    var savedState: String? { label }
+
+    func transform(_ input: ShelfInput) -> ShelfOutput {
+        let labels = callbacks.map { [weak self] label -> String in
+            self?.label = label
+            return label
+        }
+        return ShelfOutput(label: labels.asDriver(startingWith: label), route: input.pick.map { Route.push(.picker) })
+    }
+}
+
+struct PickerView: View {
+    func input(from actions: Actions<NamedAction>) -> Signal<String> { actions.signal("choose", of: String.self) }
+    func bind(_ output: Signal<Route>, to page: Page) { page.route(output) }
+}
+
+final class PickerViewModel: ViewModel {
+    init(context: UnitContext) {}
+    func transform(_ input: Signal<String>) -> Signal<Route> { input.map { Route.back(returning: $0) } }
+}
+
+extension UnitCase {
+    static let noted = UnitCase("noted", view: NotedView.self, viewModel: NotedViewModel.self)
+    static let flash = UnitCase("flash", view: FlashView.self, viewModel: FlashViewModel.self)
+    static let shelf = UnitCase("shelf", view: ShelfView.self, viewModel: ShelfViewModel.self)
+    static let picker = UnitCase("picker", view: PickerView.self, viewModel: PickerViewModel.self)
+}
+
+extension HibernationTests {
+    /// The records of `fixture`'s session replayed into a fresh session: what diverged (nothing, when hibernation is
+    /// invisible to the log).
+    static func replayDivergence(of fixture: Fixture) -> [String] {
+        fixture.session.waitUntilDelivered()
+        let replayed = Self.fixture()
+        let report = replayed.session.restore(from: fixture.records.withLock { $0 })
+        return report.divergedUnits + report.mismatchedRecords.map(String.init)
+    }
+
+    @Test func aWokenPageKeepsTheTextOfItsViewAndItsLogReplays() throws {
+        let awake = Self.fixture(root: .noted)
+        let sleepy = Self.fixture(root: .noted)
+        for fixture in [awake, sleepy] {
+            try fixture.session.start()
+            try fixture.session.perform("note", value: "hi", on: "noted")
+        }
+        #expect(sleepy.session.hibernateIdlePages() == 1)
+        for fixture in [awake, sleepy] { try fixture.session.perform("bump", on: "noted") }
+        #expect(try sleepy.session.read("noted").encodedView == awake.session.read("noted").encodedView)
+        #expect(String(decoding: try sleepy.session.read("noted").encodedView ?? [], as: UTF8.self) == #"{"count":1,"note":"hi"}"#)
+        #expect(Self.replayDivergence(of: sleepy).isEmpty)
+    }
+
+    @Test func aTimerTheBindingAgainStartsIsCancelled() throws {
+        let awake = Self.fixture(root: .flash)
+        let sleepy = Self.fixture(root: .flash)
+        for fixture in [awake, sleepy] {
+            try fixture.session.start()
+            fixture.session.advanceTime(by: .seconds(2))
+            try fixture.session.perform("bump", on: "flash")
+        }
+        #expect(try sleepy.session.read("flash").snapshot.view["flash"] == "")
+        #expect(sleepy.session.hibernateIdlePages() == 1)
+        for fixture in [awake, sleepy] {
+            try fixture.session.perform("bump", on: "flash")
+            fixture.session.advanceTime(by: .seconds(2))
+        }
+        awake.session.waitUntilDelivered()
+        sleepy.session.waitUntilDelivered()
+        #expect(sleepy.records.withLock { $0 } == awake.records.withLock { $0 })
+        #expect(try sleepy.session.read("flash").snapshot == awake.session.read("flash").snapshot)
+        #expect(sleepy.session.takeSnapshot() == awake.session.takeSnapshot())
+        #expect(Self.replayDivergence(of: sleepy).isEmpty)
+    }
+
+    @Test func anActionRefusedAfterAWakeLeavesThePageAsleepAndUnchanged() throws {
+        let fixture = Self.fixture()
+        try fixture.session.start()
+        try fixture.session.perform("add", value: 2, on: "tally")
+        let before = try fixture.session.read("tally")
+        fixture.session.hibernateIdlePages()
+        fixture.motto.set("brisk")
+        #expect(throws: PageError.self) { try fixture.session.perform("add", value: "two", on: "tally") }
+        #expect(throws: PageError.self) { try fixture.session.perform("subtract", value: 2, on: "tally") }
+        #expect(fixture.session.hibernatingPageCount == 1)
+        let read = try fixture.session.read("tally")
+        #expect(read.snapshot == before.snapshot)
+        #expect(read.encodedView == before.encodedView)
+        // The next accepted action carries the Model's change with its own.
+        let result = try fixture.session.perform("add", value: 1, on: "tally")
+        #expect(result.rev == before.snapshot.rev + 1)
+        let operations = Set(result.patch?.operations ?? [])
+        #expect(operations.contains(.replace(path: pointer("/motto"), value: "brisk")))
+    }
+
+    @Test func aBackCallbackWakesThePageBelowAndIsLoggedAsWithoutHibernation() throws {
+        let awake = Self.fixture(root: .shelf)
+        let sleepy = Self.fixture(root: .shelf)
+        for fixture in [awake, sleepy] {
+            try fixture.session.start()
+            try fixture.session.perform("pick", on: "shelf")
+        }
+        #expect(sleepy.session.hibernateIdlePages() == 2)
+        let expected = try awake.session.perform("choose", value: "blue", on: "picker")
+        let got = try sleepy.session.perform("choose", value: "blue", on: "picker")
+        #expect(got.events == expected.events)
+        #expect(got.navigationFailure == nil)
+        #expect(try sleepy.session.read("shelf").snapshot.view["label"] == "blue")
+        awake.session.waitUntilDelivered()
+        sleepy.session.waitUntilDelivered()
+        #expect(sleepy.records.withLock { $0 } == awake.records.withLock { $0 })
+        #expect(Self.replayDivergence(of: sleepy).isEmpty)
+    }
+
+    @Test func aBackCallbackToAPageThatCannotBeBoundAgainIsANavigationFailure() throws {
+        let fixture = Self.fixture(root: .shelf)
+        try fixture.session.start()
+        try fixture.session.perform("pick", on: "shelf")
+        fixture.session.hibernateIdlePages()
+        fixture.restoreSwitch.set(true)
+        let result = try fixture.session.perform("choose", value: "blue", on: "picker")
+        #expect(result.navigationFailure?.code == .bindingFailed)
+        #expect(result.navigation?.kind == .back)
+        #expect(fixture.session.navigation.stack == ["shelf"])
+        #expect(try fixture.session.read("shelf").snapshot.view["label"] == "none")
+    }
+
+    @Test func aTimerOfAnotherPageLeavesAHibernatingPageAsItWasBound() throws {
+        let awake = Self.fixture()
+        let sleepy = Self.fixture()
+        for fixture in [awake, sleepy] { try fixture.session.start() }
+        #expect(sleepy.session.hibernateIdlePages() == 1)
+        for fixture in [awake, sleepy] {
+            _ = try fixture.session.snapshot(of: "flash")
+            fixture.session.advanceTime(by: .seconds(2))
+        }
+        let snapshot = try #require(sleepy.session.takeSnapshot())
+        #expect(snapshot.pages.first { $0.unit == "tally" }?.restoration == .bindAgain)
+        #expect(Self.replayDivergence(of: sleepy).isEmpty)
+    }
+
+    @Test func aHibernatingSessionsLogReplaysWithoutDivergence() throws {
+        let sleepy = Self.fixture()
+        try sleepy.session.start()
+        for step in 1...4 {
+            sleepy.session.hibernateIdlePages()
+            try sleepy.session.perform(step % 2 == 0 ? "roll" : "add", value: step % 2 == 0 ? .null : 3, on: "tally")
+        }
+        #expect(Self.replayDivergence(of: sleepy).isEmpty)
+    }
 }
