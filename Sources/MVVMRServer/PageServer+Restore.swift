@@ -201,11 +201,15 @@ extension PageServer {
     }
 
     /// Lets the pages of every session with no request for `idleTime` hibernate (see
-    /// `PageSession.hibernateIdlePages()`), each session once per idle spell.
+    /// `PageSession.hibernateIdlePages()`), each session once per idle spell, or again at the next sweep when a timer
+    /// or an async job kept its pages awake.
     /// - Returns: how many pages began to hibernate.
     func hibernateIdlePages(idleFor idleTime: Duration) -> Int {
         var hibernated = 0
-        for session in sessions.takeIdle(for: idleTime) { hibernated += session.pages.hibernateIdlePages() }
+        for session in sessions.takeIdle(for: idleTime) {
+            hibernated += session.pages.hibernateIdlePages()
+            if session.pages.hasPendingTimersOrWork { sessions.retryIdle(session.identifier) }
+        }
         if hibernated > 0 { hibernations.increment(by: Double(hibernated)) }
         return hibernated
     }

@@ -59,6 +59,8 @@ import Testing
         #expect(table.takeIdle(for: .zero).isEmpty)
         _ = table.touch("q")
         #expect(table.takeIdle(for: .zero) == ["quiet"])
+        table.retryIdle("s")
+        #expect(table.takeIdle(for: .zero) == ["streaming"])
         #expect(table.count == 2)
     }
 

@@ -413,6 +413,11 @@ public final class PageSession: Sendable {
         step { $0.hibernateIdlePages() }
     }
 
+    /// Whether a timer or an async job is pending: then no page of the session hibernates (a server tries again later).
+    public var hasPendingTimersOrWork: Bool {
+        core.withLock { $0.scheduler.scheduledTimerCount > 0 || $0.scheduler.pendingWorkCount > 0 }
+    }
+
     /// How many live pages hibernate now (see ``hibernateIdlePages()``).
     public var hibernatingPageCount: Int {
         core.withLock { core in core.pages.values.reduce(0) { $0 + ($1.isHibernating ? 1 : 0) } }

@@ -305,6 +305,12 @@ final class SessionTable<Entry: Sendable>: Sendable {
         }
     }
 
+    /// Hands the session out again at the next ``takeIdle(for:)`` while it stays idle (what kept its pages awake was
+    /// passing: a timer, an async job).
+    func retryIdle(_ identifier: String) {
+        shard(identifier).withLock { state in state.nodes[identifier]?.wasHandedOutIdle = false }
+    }
+
     /// The ids of the sessions with an event stream open: they never go idle here, however long since their last
     /// input (a sweep keeps their activity fresh in a store other nodes sweep too).
     func identifiersWithOpenStreams() -> [String] {

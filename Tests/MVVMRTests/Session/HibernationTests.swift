@@ -281,8 +281,10 @@ extension UnitCase {
         _ = try fixture.session.snapshot(of: "tally")
         #expect(fixture.session.hibernateIdlePages() == 0)
         #expect(fixture.session.hibernatingPageCount == 0)
+        #expect(fixture.session.hasPendingTimersOrWork)
         // Once the dashboard (and its timer) is gone, the tally can.
         try fixture.session.start(at: .tally)
+        #expect(!fixture.session.hasPendingTimersOrWork)
         #expect(fixture.session.hibernateIdlePages() == 1)
     }
 
@@ -489,7 +491,7 @@ extension HibernationTests {
         #expect(sleepy.session.hibernateIdlePages() == 1)
         for fixture in [awake, sleepy] { try fixture.session.perform("bump", on: "noted") }
         #expect(try sleepy.session.read("noted").encodedView == awake.session.read("noted").encodedView)
-        #expect(String(decoding: try sleepy.session.read("noted").encodedView ?? [], as: UTF8.self) == #"{"count":1,"note":"hi"}"#)
+        #expect(String(decoding: try sleepy.session.read("noted").encodedView, as: UTF8.self) == #"{"count":1,"note":"hi"}"#)
         #expect(Self.replayDivergence(of: sleepy).isEmpty)
     }
 
