@@ -416,7 +416,7 @@ extension PageServer {
                     case .miss:
                         let now = ContinuousClock.now
                         let admission = cache.admit(key: key, now: now)
-                        session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
+                        session.noteIdempotencyBytes(cache.byteCount)
                         if case .full(let retryAfter) = admission {
                             throw ProtocolError.idempotencyCacheFull(limit: cache.byteLimit, retryAfter: retryAfter)
                         }
@@ -424,7 +424,7 @@ extension PageServer {
                         cache.store(
                             key: key, unit: unit, requestDigest: requestDigest, status: fresh.status, body: fresh.body,
                             inputNumber: fresh.inputNumber, now: now)
-                        session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
+                        session.noteIdempotencyBytes(cache.byteCount)
                         return fresh
                     }
                 }

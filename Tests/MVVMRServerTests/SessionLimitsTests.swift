@@ -180,7 +180,7 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
                 key: "old", unit: "echo", request: nil, status: 200,
                 body: [UInt8](repeating: 0, count: 9000),
                 now: .now - .seconds(11))
-            session.idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
+            session.noteIdempotencyBytes(cache.byteCount)
         }
         #expect(session.heldBytes() > 9000)
         // A caller that holds the cache's lock does not drop anything here: refused.

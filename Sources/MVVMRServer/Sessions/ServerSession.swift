@@ -150,21 +150,39 @@ final class ServerSession: SessionOutputReceiver {
     /// What the session may hold (its server's, shared).
     var limits: SessionLimits { environment.limits }
     let streamState: Locked<StreamState>
-    /// The idempotency cache's bytes, mirrored here so that the session's total can be read while the
-    /// idempotency lock is held (a keyed action checks the total inside it).
-    let idempotencyBytes = Atomic<Int>(0)
+    /// The idempotency cache behind its own lock, and its bytes.
+    final class IdempotencyState: Sendable {
+        let cache: Locked<IdempotencyCache>
+        /// The cache's bytes, mirrored here so that the session's total can be read while the cache's lock is held
+        /// (a keyed action checks the total inside it).
+        let byteCount = Atomic<Int>(0)
+
+        init(_ cache: IdempotencyCache) { self.cache = Locked(cache) }
+    }
+
     /// Made on the first `Idempotency-Key`: most sessions never send one, and an idle session should cost
-    /// as little as possible.
-    private let idempotencyStorage = AtomicLazyReference<Locked<IdempotencyCache>>()
+    /// as little as possible (its bytes' count lives here too, not in every session).
+    private let idempotencyStorage = AtomicLazyReference<IdempotencyState>()
 
     /// The session's idempotency cache, behind its own lock.
     var idempotency: Locked<IdempotencyCache> {
-        idempotencyStorage.load()
+        let state =
+            idempotencyStorage.load()
             ?? idempotencyStorage.storeIfNil(
-                Locked(
+                IdempotencyState(
                     IdempotencyCache(
                         retention: limits.idempotencyRetention, capacity: limits.idempotencyKeys,
                         byteLimit: limits.idempotencyBytes)))
+        return state.cache
+    }
+
+    /// The idempotency cache's bytes as last noted (0 for a session that never sent a key).
+    var idempotencyBytes: Int { idempotencyStorage.load()?.byteCount.load(ordering: .relaxed) ?? 0 }
+
+    /// Notes the idempotency cache's bytes after a change (with the cache's lock held).
+    /// - Parameter count: the cache's `byteCount` now.
+    func noteIdempotencyBytes(_ count: Int) {
+        idempotencyStorage.load()?.byteCount.store(count, ordering: .relaxed)
     }
 
     /// A session with its own copy of `limits` (tests; a server shares one, see the other initialiser).
@@ -413,7 +431,7 @@ final class ServerSession: SessionOutputReceiver {
                 state.pageSetVersionMeasured = max(state.pageSetVersionMeasured, version)
             }
         }
-        return logBytes + pageBytes + idempotencyBytes.load(ordering: .relaxed)
+        return logBytes + pageBytes + idempotencyBytes
     }
 
     /// Refuses a state-changing action while the session holds ``SessionLimits/sessionBytes`` or more.
@@ -422,11 +440,11 @@ final class ServerSession: SessionOutputReceiver {
     ///   lock and has just dropped them.
     func requireRoomToGrow(droppingExpiredResponses: Bool = true) throws(ProtocolError) {
         if heldBytes() < limits.sessionBytes { return }
-        if droppingExpiredResponses, let cache = idempotencyStorage.load() {
+        if droppingExpiredResponses, let cache = idempotencyStorage.load()?.cache {
             let now = ContinuousClock.now
             cache.withLock { cache in
                 cache.dropExpired(now: now)
-                idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
+                noteIdempotencyBytes(cache.byteCount)
             }
             if heldBytes() < limits.sessionBytes { return }
         }
@@ -676,7 +694,7 @@ final class ServerSession: SessionOutputReceiver {
                         body: answer.body,
                         inputNumber: answer.number, now: now)
                 }
-                idempotencyBytes.store(cache.byteCount, ordering: .relaxed)
+                noteIdempotencyBytes(cache.byteCount)
             }
         }
         return report
