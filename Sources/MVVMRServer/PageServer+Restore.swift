@@ -207,8 +207,10 @@ extension PageServer {
     func hibernateIdlePages(idleFor idleTime: Duration) -> Int {
         var hibernated = 0
         for session in sessions.takeIdle(for: idleTime) {
-            hibernated += session.pages.hibernateIdlePages()
-            if session.pages.hasPendingTimersOrWork { sessions.retryIdle(session.identifier) }
+            let count = session.pages.hibernateIdlePages()
+            hibernated += count
+            // A session with a timer or job pending hibernates nothing, so only one that hibernated nothing is asked.
+            if count == 0, session.pages.hasPendingTimersOrWork { sessions.retryIdle(session.identifier) }
         }
         if hibernated > 0 { hibernations.increment(by: Double(hibernated)) }
         return hibernated

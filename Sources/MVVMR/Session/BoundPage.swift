@@ -91,7 +91,7 @@ final class BoundPage {
     private var countedActions: Int32 = 0
     /// Where the page's random numbers started.
     let randomSeed: UInt64
-    /// The revision it was bound at.
+    /// The revision it was bound at (its document's when the page was made).
     let boundRevision: Int
     /// Awake (with its wiring), hibernating (with how to bind it again), or released: one field, so that a page is
     /// no larger for being able to hibernate.
@@ -130,6 +130,10 @@ final class BoundPage {
         return [wiring.pagePair] + wiring.partPairs
     }
 
+    /// Whether it is as it was first bound: nothing reached it since and its view never moved, so binding it again
+    /// the same way (from its seed) gives it back (a snapshot's and a hibernation's cheapest way).
+    var isAsFirstBound: Bool { !receivedInput && document.revision == boundRevision }
+
     /// Whether it hibernates: its document is kept, its View/ViewModel pairs are not.
     var isHibernating: Bool {
         if case .hibernating = state { return true }
@@ -138,14 +142,14 @@ final class BoundPage {
 
     init(
         unit: UnitCase, document: PageDocument, parameters: [String: String], sentValue: JSONValue?,
-        randomSeed: UInt64, boundRevision: Int, wiring: Wiring
+        randomSeed: UInt64, wiring: Wiring
     ) {
         self.parameters = parameters
         self.unit = unit
         self.document = document
         self.sentValue = sentValue
         self.randomSeed = randomSeed
-        self.boundRevision = boundRevision
+        self.boundRevision = document.revision
         self.state = .awake(wiring)
     }
 

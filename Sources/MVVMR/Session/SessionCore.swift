@@ -389,16 +389,17 @@ final class SessionCore: TopicInterestListener {
         var count = 0
         for page in pages.values where !page.isHibernating {
             if turn.existingTopics?.hasSubscriptions(of: page.unit.name) == true { continue }
-            let hibernation: BoundPage.Hibernation?
-            if !page.receivedInput && page.document.revision == page.boundRevision {
+            let hibernation: BoundPage.Hibernation
+            if page.isAsFirstBound {
                 // Bound again as at first: nothing to keep but its seed.
                 hibernation = .bindingAgain
-            } else if let states = page.savedStates {
-                hibernation = BoundPage.Hibernation(savedStates: states, random: page.randomPosition)
+            } else if let states = page.savedStates,
+                let saved = BoundPage.Hibernation(savedStates: states, random: page.randomPosition)
+            {
+                hibernation = saved
             } else {
-                hibernation = nil
+                continue
             }
-            guard let hibernation else { continue }
             page.hibernate(as: hibernation)
             count += 1
         }
@@ -471,7 +472,7 @@ final class SessionCore: TopicInterestListener {
             var random = page.randomPosition
             // A page nothing reached is bound again as at first, as it hibernates (so a snapshot is the same whether
             // the page hibernates or not), with nothing to encode.
-            if !page.receivedInput && page.document.revision == page.boundRevision {
+            if page.isAsFirstBound {
                 restoration = .bindAgain
                 random = page.randomSeed
             } else if let states = page.savedStates {
@@ -941,7 +942,7 @@ final class SessionCore: TopicInterestListener {
             pagePair: pagePair, partPairs: Array(pairs.dropFirst()))
         return BoundPage(
             unit: unit, document: document, parameters: parameters, sentValue: sentValue, randomSeed: randomSeed,
-            boundRevision: document.revision, wiring: wiring)
+            wiring: wiring)
     }
 
     /// Binds the pairs of `unit` and its parts, in order; with saved states, each pair takes the next one.
