@@ -226,8 +226,10 @@ public final class PageServer: Sendable {
         let shortest = min(configuration.sessionTimeToLiveSeconds, configuration.passivateAfterSeconds > 0 ? configuration.passivateAfterSeconds : .max)
         // Sessions are expired (with the store's queries) on their own schedule, and pages hibernate on theirs: a
         // short HIBERNATE_AFTER_SECONDS does not make the store's sweep run more often.
-        let expiryInterval = max(1, min(30, shortest / 4))
-        let tick = min(expiryInterval, configuration.hibernateAfterSeconds > 0 ? max(1, min(30, configuration.hibernateAfterSeconds / 4)) : .max)
+        let expiryInterval = Self.sweepSeconds(forIdleSeconds: shortest)
+        let tick = min(
+            expiryInterval,
+            configuration.hibernateAfterSeconds > 0 ? Self.sweepSeconds(forIdleSeconds: configuration.hibernateAfterSeconds) : .max)
         let task = Task.detached { [weak self] in
             var sinceExpiry = 0
             while !Task.isCancelled {
@@ -242,6 +244,11 @@ public final class PageServer: Sendable {
         }
         sweeper.withLock { $0 = task }
         logger.log(.info, "listening", [("host", .string(configuration.host)), ("port", .int(server.port))])
+    }
+
+    /// How often a sweep looks for what has been idle `idleSeconds`: four times in that time, every 1 to 30 seconds.
+    static func sweepSeconds(forIdleSeconds idleSeconds: Int) -> Int {
+        max(1, min(30, idleSeconds / 4))
     }
 
     /// Stops gracefully: `/readyz` turns 503, no new connections are accepted, requests in flight finish
