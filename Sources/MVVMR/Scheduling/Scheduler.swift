@@ -60,20 +60,48 @@ public final class Scheduler {
             if case .virtual = mode { mode = .virtual(now: newValue) }
         }
     }
-    private var timers: [Int: Timer] = [:]
-    private var jobs: [Int: Job] = [:]
+    /// The timers and jobs waiting, made with the first of either: most sessions' pages start none, and an idle
+    /// session keeps one reference here rather than two dictionaries.
+    private final class Waiting {
+        var timers: [Int: Timer] = [:]
+        var jobs: [Int: Job] = [:]
+    }
+
+    private var waitingStorage: Waiting?
+    /// The timers and jobs waiting, made when first needed (to add to them).
+    private var waiting: Waiting {
+        if let waitingStorage { return waitingStorage }
+        let made = Waiting()
+        waitingStorage = made
+        return made
+    }
+    /// The timers waiting to fire, by ordinal.
+    private var timers: [Int: Timer] { waitingStorage?.timers ?? [:] }
+    /// The jobs running or waiting to run, by ordinal.
+    private var jobs: [Int: Job] { waitingStorage?.jobs ?? [:] }
+
     /// The ordinal of the next timer or job (a session snapshot keeps it, so a restored session numbers on).
     var nextID = 0
-    /// The wall clock's reading (time since 1970, UTC) at this scheduler's zero: see ``wallClock``.
-    public internal(set) var wallClockOrigin: Duration = .zero
+    /// ``wallClockOrigin`` in nanoseconds, as a session's log keeps it (8 bytes rather than a `Duration`'s 16).
+    private var wallClockOriginNanoseconds: Int64 = 0
+    /// The wall clock's reading (time since 1970, UTC) at this scheduler's zero, to the nanosecond: see
+    /// ``wallClock``.
+    public internal(set) var wallClockOrigin: Duration {
+        get { .nanoseconds(wallClockOriginNanoseconds) }
+        set { wallClockOriginNanoseconds = Int64(InputRecord.nanoseconds(newValue)) }
+    }
 
     /// The session core that runs timer actions and job deliveries, each in one turn (one patch per page)
-    /// recorded as an input of its log; nil (a scheduler outside a session): they run as they are. A weak
-    /// reference rather than a closure: every live session keeps it.
-    weak var turnRunner: SessionCore?
+    /// recorded as an input of its log; nil (a scheduler outside a session): they run as they are.
+    ///
+    /// Unowned and cleared by the core's `deinit` rather than weak: a weak reference gives its object a side table
+    /// (32 bytes in every live session). Safe because only the core's own context (its lock) reads it, the core
+    /// owns this scheduler, and the core's `deinit` clears it before the core's memory goes.
+    unowned(unsafe) var turnRunner: SessionCore?
     /// The session that real-time work comes back into (the tasks hold it weakly); set by the session that owns
-    /// this scheduler.
-    weak var reentryTarget: PageSession?
+    /// this scheduler and cleared by its `deinit` (unowned for the reason ``turnRunner`` is: read only inside the
+    /// session's lock, which only that session reaches).
+    unowned(unsafe) var reentryTarget: PageSession?
 
     init(mode: Mode) {
         self.mode = mode
@@ -124,9 +152,9 @@ public final class Scheduler {
         if case .realTime = mode, let reentryTarget {
             timer.task = Self.arm(after: delay, id: id, reenter: reentryTarget)
         }
-        timers[id] = timer
+        waiting.timers[id] = timer
         return Subscription { [weak self] in
-            self?.timers.removeValue(forKey: id)?.task?.cancel()
+            self?.waitingStorage?.timers.removeValue(forKey: id)?.task?.cancel()
         }
     }
 
@@ -161,9 +189,9 @@ public final class Scheduler {
                 job.pending = PendingWork(id: id, run: run)
             }
         }
-        jobs[id] = job
+        waiting.jobs[id] = job
         return Subscription { [weak self] in
-            self?.jobs.removeValue(forKey: id)?.task?.cancel()
+            self?.waitingStorage?.jobs.removeValue(forKey: id)?.task?.cancel()
         }
     }
 
@@ -201,13 +229,14 @@ public final class Scheduler {
         guard case .virtual = mode, let reenter = reentryTarget else { return }
         let reached = max(virtualNow, catchingUpTo ?? .zero)
         mode = .realTime(start: ContinuousClock.now - reached)
-        for (id, timer) in timers {
-            timers[id]?.task = Self.arm(after: max(timer.deadline - reached, .zero), id: id, reenter: reenter)
+        guard let waitingStorage else { return }
+        for (id, timer) in waitingStorage.timers {
+            waitingStorage.timers[id]?.task = Self.arm(after: max(timer.deadline - reached, .zero), id: id, reenter: reenter)
         }
-        for (id, job) in jobs {
+        for (id, job) in waitingStorage.jobs {
             guard job.pending != nil else { continue }
-            jobs[id]?.pending = nil
-            jobs[id]?.task = Self.start(job.run, id: id, reenter: reenter)
+            waitingStorage.jobs[id]?.pending = nil
+            waitingStorage.jobs[id]?.task = Self.start(job.run, id: id, reenter: reenter)
         }
     }
 
@@ -218,7 +247,7 @@ public final class Scheduler {
         guard case .virtual = mode else { return }
         let target = virtualNow + max(duration, .zero)
         while let (id, timer) = nextTimer(dueBy: target) {
-            timers[id] = nil
+            waitingStorage?.timers[id] = nil
             virtualNow = max(virtualNow, timer.deadline)
             runTurn(.timer(id), timer.action)
         }
@@ -236,10 +265,10 @@ public final class Scheduler {
 
     /// Removes and returns the oldest job that waits to be run by a test.
     func takeNextPendingWork() -> PendingWork? {
-        guard let id = jobs.filter({ $0.value.pending != nil }).keys.min(),
-            let pending = jobs[id]?.pending
+        guard let waitingStorage, let id = waitingStorage.jobs.filter({ $0.value.pending != nil }).keys.min(),
+            let pending = waitingStorage.jobs[id]?.pending
         else { return nil }
-        jobs[id]?.pending = nil
+        waitingStorage.jobs[id]?.pending = nil
         return pending
     }
 
@@ -250,10 +279,10 @@ public final class Scheduler {
     func deliver(_ reentry: Reentry) -> Bool {
         switch reentry {
         case .timer(let id):
-            guard let timer = timers.removeValue(forKey: id) else { return false }
+            guard let timer = waitingStorage?.timers.removeValue(forKey: id) else { return false }
             runTurn(reentry, timer.action)
         case .work(let id, let result):
-            guard let job = jobs.removeValue(forKey: id) else { return false }
+            guard let job = waitingStorage?.jobs.removeValue(forKey: id) else { return false }
             runTurn(reentry) { job.deliver(result) }
         }
         return true
@@ -271,13 +300,15 @@ public final class Scheduler {
     /// Cancels the timers and jobs made since `ordinal` was the next one, and makes it the next one again: a page
     /// bound again after hibernating started them, and it had none pending when it began to hibernate.
     func cancel(from ordinal: Int) {
-        for (id, timer) in timers where id >= ordinal {
-            timer.task?.cancel()
-            timers[id] = nil
-        }
-        for (id, job) in jobs where id >= ordinal {
-            job.task?.cancel()
-            jobs[id] = nil
+        if let waitingStorage {
+            for (id, timer) in waitingStorage.timers where id >= ordinal {
+                timer.task?.cancel()
+                waitingStorage.timers[id] = nil
+            }
+            for (id, job) in waitingStorage.jobs where id >= ordinal {
+                job.task?.cancel()
+                waitingStorage.jobs[id] = nil
+            }
         }
         nextID = ordinal
     }
@@ -286,8 +317,7 @@ public final class Scheduler {
     func cancelAll() {
         for job in jobs.values { job.task?.cancel() }
         for timer in timers.values { timer.task?.cancel() }
-        jobs = [:]
-        timers = [:]
+        waitingStorage = nil
     }
 
     private func nextTimer(dueBy target: Duration) -> (Int, Timer)? {

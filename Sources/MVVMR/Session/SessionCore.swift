@@ -71,6 +71,11 @@ final class SessionCore: TopicInterestListener {
         scheduler.turnRunner = self
     }
 
+    deinit {
+        // The scheduler holds this core unowned (see ``Scheduler/turnRunner``), and a ViewModel may still hold it.
+        scheduler.turnRunner = nil
+    }
+
     /// Runs a timer's action or a job's delivery (`body`) as one input of the session, recorded as `reentry`.
     func runTurn(_ reentry: Scheduler.Reentry, _ body: () -> Void) {
         // A timer or a job belongs to some page's streams; which one is not known, so every awake page counts as
