@@ -1,6 +1,10 @@
 import JSONPatch
 import Locking
 
+#if !MVVMR_PTHREAD_LOCK
+    import Synchronization
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -31,7 +35,14 @@ public final class PageSession: Sendable {
     /// How many popped pages a session's forward list keeps bound unless told otherwise.
     public static let defaultForwardLimit = 8
 
-    private let core: Locked<SessionCore>
+    #if MVVMR_PTHREAD_LOCK
+        /// The session's state behind its lock (the pthread lock ThreadSanitizer sees, see ``Locked``).
+        private let core: Locked<SessionCore>
+    #else
+        /// The session's state behind its lock, held in the session itself: a `Locked` box would be one more object
+        /// (32 bytes) in every live session.
+        private let core: Mutex<SessionCore>
+    #endif
     /// What the steps produced for the recorder and the event sink, handed out after the lock.
     private let outbox = SessionOutbox()
 
@@ -77,7 +88,11 @@ public final class PageSession: Sendable {
             core.seed = system.next()
             scheduler.wallClockOrigin = SystemClockReading.now()
         }
-        self.core = Locked(core)
+        #if MVVMR_PTHREAD_LOCK
+            self.core = Locked(core)
+        #else
+            self.core = Mutex(core)
+        #endif
         self.core.withLock { core in
             // Tasks capture only this Sendable handle (weakly) and plain ids and values.
             core.scheduler.reentryTarget = self
@@ -86,8 +101,12 @@ public final class PageSession: Sendable {
 
     deinit {
         // Pages hold their stream graphs in cycles until released; a session dropped without
-        // `releaseAll()` must not leak them.
-        core.withLock { $0.releaseAll() }
+        // `releaseAll()` must not leak them. The scheduler holds this session unowned (see
+        // ``Scheduler/reentryTarget``), and a ViewModel may still hold the scheduler.
+        core.withLock { core in
+            core.releaseAll()
+            core.scheduler.reentryTarget = nil
+        }
     }
 
     /// Installs (or removes) the recorder: from now on it receives every input's record, numbered and timed,
