@@ -33,17 +33,18 @@ final class BoundPage {
         }
     }
 
-    /// How a hibernating page is bound again: one optional array (so that a page is no larger for being able to
-    /// hibernate). Nil: bound again as it was first bound, its random numbers from its seed. Otherwise: where its
-    /// random numbers go on from (8 bytes), then its ViewModels' saved states (the page's first) as one JSON array's
-    /// compact text (a few bytes in one allocation, where the values would be a tree of them).
+    /// How a hibernating page is bound again: one array (so that a page is no larger for being able to hibernate:
+    /// an array, unlike an optional one, leaves the page's state its spare bits for its case). Empty: bound again as
+    /// it was first bound, its random numbers from its seed. Otherwise: where its random numbers go on from (8
+    /// bytes), then its ViewModels' saved states (the page's first) as one JSON array's compact text (a few bytes in
+    /// one allocation, where the values would be a tree of them).
     struct Hibernation {
-        private let packed: [UInt8]?
+        private let packed: [UInt8]
 
         /// Bound again as it was first bound (its random numbers from its seed).
-        static let bindingAgain = Hibernation(packed: nil)
+        static let bindingAgain = Hibernation(packed: [])
 
-        private init(packed: [UInt8]?) {
+        private init(packed: [UInt8]) {
             self.packed = packed
         }
 
@@ -61,7 +62,7 @@ final class BoundPage {
 
         /// Where its random numbers go on from: `seed` when it is bound again as at first.
         func random(seed: UInt64) -> UInt64 {
-            guard let packed, packed.count >= 8 else { return seed }
+            guard packed.count >= 8 else { return seed }
             var random: UInt64 = 0
             for index in 0..<8 { random |= UInt64(packed[index]) << UInt64(index * 8) }
             return random
@@ -70,7 +71,7 @@ final class BoundPage {
         /// The saved states, read back from their text (checked to read back when the page began to hibernate); nil
         /// when it is bound again as at first.
         var savedStates: [JSONValue]? {
-            guard let packed, packed.count > 8, case .array(let states)? = try? JSONValue(parsing: packed[8...]) else {
+            guard packed.count > 8, case .array(let states)? = try? JSONValue(parsing: packed[8...]) else {
                 return nil
             }
             return states
@@ -79,13 +80,26 @@ final class BoundPage {
 
     let unit: UnitCase
     let document: PageDocument
+    /// The route parameters and the value the router sent, for the pages that have either: one reference (nil for
+    /// most pages) rather than their 25 bytes in every page.
+    private final class Arguments {
+        let parameters: [String: String]
+        let sentValue: JSONValue?
+
+        init(parameters: [String: String], sentValue: JSONValue?) {
+            self.parameters = parameters
+            self.sentValue = sentValue
+        }
+    }
+
+    private let arguments: Arguments?
     /// The route parameters it was bound with (a page bound fresh in its place gets them again).
-    let parameters: [String: String]
+    var parameters: [String: String] { arguments?.parameters ?? [:] }
     /// The value the router sent it (a snapshot keeps it, so the restored page gets it again).
-    let sentValue: JSONValue?
+    var sentValue: JSONValue? { arguments?.sentValue }
     /// Whether anything reached the page since it was bound (an action, a callback, a timer or an async result
     /// of the session): a page nothing reached is restored by binding it again as it was first bound.
-    /// (Right after `sentValue`, whose last word has room for it and for `countedActions`.)
+    /// (Beside `countedActions`: they share one word.)
     var receivedInput = false
     /// ``actionCount``, in 32 bits (it stops at their largest, far past any record cap).
     private var countedActions: Int32 = 0
@@ -144,10 +158,9 @@ final class BoundPage {
         unit: UnitCase, document: PageDocument, parameters: [String: String], sentValue: JSONValue?,
         randomSeed: UInt64, wiring: Wiring
     ) {
-        self.parameters = parameters
+        arguments = parameters.isEmpty && sentValue == nil ? nil : Arguments(parameters: parameters, sentValue: sentValue)
         self.unit = unit
         self.document = document
-        self.sentValue = sentValue
         self.randomSeed = randomSeed
         self.boundRevision = document.revision
         self.state = .awake(wiring)
