@@ -105,7 +105,7 @@ extension PageServer {
         session.pages.goLive()
         // Live from here: its pages' topics are registered now (the replay subscribed nothing and published nothing).
         session.noteTakenTopicMessages(in: records, after: snapshot)
-        session.joinTopics(topicFanout, catchingUp: true)
+        session.joinTopics(catchingUp: true)
         if !report.divergedUnits.isEmpty {
             // The fresh pages are acknowledged (read) right away: wait for their records.
             session.waitUntilStored(session.pages.inputNumber)

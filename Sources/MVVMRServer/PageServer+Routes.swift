@@ -268,7 +268,7 @@ extension PageServer {
         if let retryAfter = newSessionLimiter.admit(clientAddress(request)) { throw .rateLimited(retryAfter: retryAfter) }
         let session = ServerSession(
             identifier: SessionIdentifier.generate(), environment: sessionEnvironment)
-        session.joinTopics(topicFanout)
+        session.joinTopics()
         let started: NavigationResult
         do throws(PageError) {
             started = try session.pages.start(at: unit, parameters: parameters)

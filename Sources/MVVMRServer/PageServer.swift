@@ -156,8 +156,6 @@ public final class PageServer: Sendable {
                 "mvvmr_session_compactions_total",
                 help: "Session logs compacted: a snapshot saved in place of the records it stands for."),
             logger: self.logger)
-        sessionEnvironment = SessionEnvironment(
-            registry: registry, services: services, limits: sessionLimits, store: self.store, compaction: compaction)
         topicFanout = TopicFanout(
             bus: topicBus ?? InProcessTopicBus(),
             published: metrics.counter(
@@ -165,6 +163,9 @@ public final class PageServer: Sendable {
             delivered: metrics.counter(
                 "mvvmr_topic_messages_delivered_total",
                 help: "Topic messages taken by this node's sessions as inputs (one per session)."))
+        sessionEnvironment = SessionEnvironment(
+            registry: registry, services: services, limits: sessionLimits, store: self.store, compaction: compaction,
+            topicFanout: topicFanout)
         metrics.gauge("mvvmr_sessions_live", help: "Live sessions.") { [sessions] in Double(sessions.count) }
         metrics.counter(
             "mvvmr_log_lines_dropped_total", help: "Log lines dropped because standard output did not take them in time."

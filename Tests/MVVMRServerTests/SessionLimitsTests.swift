@@ -49,8 +49,9 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
 
 @Suite struct EventLogByteLimitTests {
     @Test func dropsTheOldestEventsOnceTheirBytesPassTheLimit() {
-        var log = EventLog(capacity: 100, byteLimit: 10)
-        for sequence in 1...5 { log.append(sequence: sequence, frame: [UInt8](repeating: UInt8(sequence), count: 4)) }
+        var log = EventLog()
+        let bounds = EventLog.Bounds(count: 100, bytes: 10)
+        for sequence in 1...5 { log.append(sequence: sequence, frame: [UInt8](repeating: UInt8(sequence), count: 4), within: bounds) }
         // 5 frames of 4 bytes against 10: only the last two fit.
         #expect(log.count == 2)
         #expect(log.byteCount == 8)
@@ -59,14 +60,15 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
     }
 
     @Test func anEventLargerThanTheLimitIsNotKeptAndReplayFallsBackToSnapshots() {
-        var log = EventLog(capacity: 100, byteLimit: 10)
-        log.append(sequence: 1, frame: [1])
-        log.append(sequence: 2, frame: [UInt8](repeating: 2, count: 11))
+        var log = EventLog()
+        let bounds = EventLog.Bounds(count: 100, bytes: 10)
+        log.append(sequence: 1, frame: [1], within: bounds)
+        log.append(sequence: 2, frame: [UInt8](repeating: 2, count: 11), within: bounds)
         #expect(log.count == 0)
         #expect(log.byteCount == 0)
         #expect(log.frames(after: 1) == nil)
         #expect(log.frames(after: 2) == [])
-        log.append(sequence: 3, frame: [3])
+        log.append(sequence: 3, frame: [3], within: bounds)
         #expect(log.frames(after: 2) == [[3]])
     }
 
@@ -199,6 +201,19 @@ private func echoSession(_ limits: SessionLimits) throws -> ServerSession {
         try session.pages.perform("text", value: .string(String(repeating: "z", count: 3000)), on: "echo")
         // Not measured again yet (under the growth threshold): the estimate is at least the real size.
         #expect(session.heldBytes() >= session.pages.pageByteCount + session.streamState.withLock { $0.log.byteCount })
+    }
+
+    @Test func anEventThatMayBindOrReleasePagesMakesTheNextCountMeasureThem() throws {
+        let session = try echoSession(SessionLimits())
+        _ = session.heldBytes()
+        try session.pages.perform("text", value: .string(String(repeating: "z", count: 3000)), on: "echo")
+        let exact = { session.pages.pageByteCount + session.streamState.withLock { $0.log.byteCount } }
+        // Estimated: the patch counts twice (in the view and in the page's history), so more than the pages hold.
+        #expect(session.heldBytes() > exact())
+        // A snapshot (as a navigation) may bind or release pages: the next count measures them.
+        let view = JSONValue.object(["text": .string("")])
+        session.publish([SessionEvent(sequence: 99, kind: .snapshot(PageSnapshot(unit: "echo", rev: 9, view: view, actions: [])))])
+        #expect(session.heldBytes() == exact())
     }
 }
 

@@ -75,8 +75,9 @@ import Testing
 
 @Suite struct EventLogTests {
     @Test func replaysWhatFollowsAnIdAndRefusesWhatItNoLongerHolds() {
-        var log = EventLog(capacity: 3)
-        for sequence in 1...5 { log.append(sequence: sequence, frame: [UInt8(sequence)]) }
+        var log = EventLog()
+        let bounds = EventLog.Bounds(count: 3)
+        for sequence in 1...5 { log.append(sequence: sequence, frame: [UInt8(sequence)], within: bounds) }
         #expect(log.newestSequence == 5)
         #expect(log.frames(after: 3) == [[4], [5]])
         #expect(log.frames(after: 2) == [[3], [4], [5]])

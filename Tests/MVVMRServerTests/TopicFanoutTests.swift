@@ -55,8 +55,10 @@ extension UnitCase {
 
     /// A session on the shout page, listening through a fan-out of its own on `bus`.
     static func listeningSession(on bus: InProcessTopicBus) throws -> ServerSession {
-        let session = ServerSession(identifier: SessionIdentifier.generate(), registry: registry, services: Services())
-        session.joinTopics(TopicFanout(bus: bus))
+        let session = ServerSession(
+            identifier: SessionIdentifier.generate(), registry: registry, services: Services(),
+            topicFanout: TopicFanout(bus: bus))
+        session.joinTopics()
         try session.pages.start()
         return session
     }
@@ -96,10 +98,11 @@ extension UnitCase {
         let bus = InProcessTopicBus()
         let fanout = TopicFanout(bus: bus)
         let sessions = (0..<3).map { _ in
-            ServerSession(identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
+            ServerSession(
+                identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services(), topicFanout: fanout)
         }
         defer { for session in sessions { session.expire(reason: nil) } }
-        for session in sessions { session.joinTopics(fanout) }
+        for session in sessions { session.joinTopics() }
         try sessions[0].pages.start()
         try sessions[1].pages.start()
         try sessions[2].pages.start(at: .echo)
@@ -114,11 +117,12 @@ extension UnitCase {
         let bus = InProcessTopicBus()
         let fanout = TopicFanout(bus: bus)
         let sessions = (0..<4).map { _ in
-            ServerSession(identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
+            ServerSession(
+                identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services(), topicFanout: fanout)
         }
         defer { for session in sessions { session.expire(reason: nil) } }
         for session in sessions {
-            session.joinTopics(fanout)
+            session.joinTopics()
             try session.pages.start()
         }
         await withTaskGroup(of: Void.self) { group in
@@ -144,11 +148,11 @@ extension UnitCase {
         let bus = InProcessTopicBus()
         let fanout = TopicFanout(bus: bus)
         let first = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
+            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services(), topicFanout: fanout)
         let second = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services())
+            identifier: SessionIdentifier.generate(), registry: Self.registry, services: Services(), topicFanout: fanout)
         for session in [first, second] {
-            session.joinTopics(fanout)
+            session.joinTopics()
             try session.pages.start()
         }
         first.expire(reason: nil)
@@ -166,8 +170,9 @@ extension UnitCase {
         let bus = InProcessTopicBus()
         let store = HeldAppendsStore()
         let session = ServerSession(
-            identifier: SessionIdentifier.generate(), registry: registry, services: Services(), store: store)
-        session.joinTopics(TopicFanout(bus: bus))
+            identifier: SessionIdentifier.generate(), registry: registry, services: Services(), store: store,
+            topicFanout: TopicFanout(bus: bus))
+        session.joinTopics()
         let onBus = Locked<[String]>([])
         _ = bus.subscribe(to: "shouts") { payload in onBus.withLock { $0.append(valueText(payload)) } }
         try session.pages.start()
@@ -240,7 +245,7 @@ extension UnitCase {
     private static func openSession(on server: PageServer) throws -> ServerSession {
         let session = ServerSession(
             identifier: SessionIdentifier.generate(), environment: server.sessionEnvironment)
-        session.joinTopics(server.topicFanout)
+        session.joinTopics()
         try session.pages.start()
         return session
     }

@@ -1,7 +1,8 @@
 import MVVMR
 
-/// The last events of one session, kept for `Last-Event-ID` replay: at most `capacity` events and at
-/// most `byteLimit` bytes of them, the oldest going first. Each entry's size is counted as it comes and
+/// The last events of one session, kept for `Last-Event-ID` replay: at most ``Bounds/count`` events and at
+/// most ``Bounds/bytes`` bytes of them, the oldest going first. The bounds are the server's, handed to each append
+/// rather than kept in every session's log. Each entry's size is counted as it comes and
 /// goes, so the log knows its bytes without walking itself.
 ///
 /// An event is framed for Server-Sent Events only when a stream needs it: the log keeps the frame when a
@@ -30,8 +31,20 @@ struct EventLog {
         }
     }
 
-    let capacity: Int
-    let byteLimit: Int
+    /// How much a log keeps: at most `count` events and `bytes` bytes of them (a server's, shared by its sessions).
+    struct Bounds {
+        /// The most events kept (at least 1).
+        let count: Int
+        /// The most bytes of events kept.
+        let bytes: Int
+
+        /// Bounds of `count` events (at least 1) and `bytes` bytes (at least 0).
+        init(count: Int, bytes: Int = .max) {
+            self.count = max(1, count)
+            self.bytes = max(0, bytes)
+        }
+    }
+
     /// The kept entries are `entries[head...]`, oldest first; a dropped entry's slot is emptied at once and
     /// the slots are compacted away now and then, so dropping the oldest costs O(1) amortized.
     private var entries: [Entry] = []
@@ -40,11 +53,6 @@ struct EventLog {
     private(set) var byteCount = 0
     /// The newest sequence number dropped (0 before any): a replay from before it can no longer be served.
     private var droppedThrough = 0
-
-    init(capacity: Int, byteLimit: Int = .max) {
-        self.capacity = max(1, capacity)
-        self.byteLimit = max(0, byteLimit)
-    }
 
     /// The number of events kept.
     var count: Int { entries.count - head }
@@ -60,22 +68,23 @@ struct EventLog {
         droppedThrough = max(droppedThrough, sequence)
     }
 
-    /// Logs an event not yet framed, counted as `byteCount` bytes (its frame's estimated size).
-    mutating func append(_ event: SessionEvent, byteCount: Int) {
-        append(Entry(payload: .event(event), byteCount: byteCount))
+    /// Logs an event not yet framed, counted as `byteCount` bytes (its frame's estimated size), then drops the
+    /// oldest events beyond `bounds`.
+    mutating func append(_ event: SessionEvent, byteCount: Int, within bounds: Bounds) {
+        append(Entry(payload: .event(event), byteCount: byteCount), within: bounds)
     }
 
-    /// Logs an event's frame.
-    mutating func append(sequence: Int, frame: [UInt8]) {
-        append(Entry(payload: .frame(sequence: sequence, bytes: frame), byteCount: frame.count))
+    /// Logs an event's frame, then drops the oldest events beyond `bounds`.
+    mutating func append(sequence: Int, frame: [UInt8], within bounds: Bounds) {
+        append(Entry(payload: .frame(sequence: sequence, bytes: frame), byteCount: frame.count), within: bounds)
     }
 
-    private mutating func append(_ entry: consuming Entry) {
+    private mutating func append(_ entry: consuming Entry, within bounds: Bounds) {
         byteCount += entry.byteCount
         entries.append(entry)
         // An event larger than the whole budget goes too: the log then no longer reaches back past it,
         // and a client resuming from before it gets snapshots, as for any event no longer kept.
-        while count > capacity || (byteCount > byteLimit && count > 0) {
+        while count > bounds.count || (byteCount > bounds.bytes && count > 0) {
             // Read in place: a copy of the entry would retain its event only to release it again.
             let sequence = entries[head].sequence
             byteCount -= entries[head].byteCount

@@ -22,14 +22,13 @@ final class ServerSession: SessionOutputReceiver {
         /// patches ever, less those the measure already saw): the measure plus twice the patches (each is in a
         /// view and in its page's history) bounds what the pages hold now, so they are measured again only now
         /// and then. Running totals rather than a count taken back, so that two measurements racing (two
-        /// actions of one session) cannot take the same patches back twice.
+        /// actions of one session) cannot take the same patches back twice. An event that may bind or release
+        /// pages (a navigation, a snapshot) adds a whole ``ServerSession/patchBytesBeforeMeasuring``, so the
+        /// pages are measured again at the next count; a new session starts there too.
         var pageBytesMeasured = 0
-        var patchBytesTotal = 0
+        var patchBytesTotal = ServerSession.patchBytesBeforeMeasuring
         var patchBytesTotalMeasured = 0
         var patchBytesSinceMeasured: Int { patchBytesTotal - patchBytesTotalMeasured }
-        /// Bumped when pages may have been bound or released (navigation, snapshot): measure again.
-        var pageSetVersion = 1
-        var pageSetVersionMeasured = 0
         /// The inputs whose records the store has not confirmed yet, with their events, which no client sees
         /// before then (acknowledged means stored), in input order.
         var unconfirmed = InlineFirstList<UnconfirmedInput>()
@@ -125,15 +124,24 @@ final class ServerSession: SessionOutputReceiver {
         }
     }
 
-    /// Made when the session first takes a topic message (or is restored): a session whose pages listen to no
-    /// topic never needs it.
-    private let topicIntakeStorage = AtomicLazyReference<Locked<TopicIntake>>()
-    /// Where the pages' topic subscriptions and publications go: set once, when the session joins the topics.
-    private let topicFanout = AtomicLazyReference<TopicFanout>()
+    /// What few sessions need, each made when first needed, behind one reference made with the first of them:
+    /// an idle session keeps one word for them.
+    final class Rarities: Sendable {
+        /// Made when the session first takes a topic message (or is restored): a session whose pages listen to no
+        /// topic never needs it.
+        let topicIntake = AtomicLazyReference<Locked<TopicIntake>>()
+        /// Made on the first `Idempotency-Key`: most sessions never send one (its bytes' count lives here too).
+        let idempotency = AtomicLazyReference<IdempotencyState>()
+    }
+
+    private let raritiesStorage = AtomicLazyReference<Rarities>()
+    /// The session's rare parts, made now if they were not.
+    private var rarities: Rarities { raritiesStorage.load() ?? raritiesStorage.storeIfNil(Rarities()) }
 
     /// The topic messages taken; see ``TopicIntake``.
     var topicIntake: Locked<TopicIntake> {
-        topicIntakeStorage.load() ?? topicIntakeStorage.storeIfNil(Locked(TopicIntake()))
+        let rarities = rarities
+        return rarities.topicIntake.load() ?? rarities.topicIntake.storeIfNil(Locked(TopicIntake()))
     }
 
     /// Patch bytes after which the pages are measured again rather than estimated.
@@ -160,15 +168,12 @@ final class ServerSession: SessionOutputReceiver {
         init(_ cache: IdempotencyCache) { self.cache = Locked(cache) }
     }
 
-    /// Made on the first `Idempotency-Key`: most sessions never send one, and an idle session should cost
-    /// as little as possible (its bytes' count lives here too, not in every session).
-    private let idempotencyStorage = AtomicLazyReference<IdempotencyState>()
-
-    /// The session's idempotency cache, behind its own lock.
+    /// The session's idempotency cache, behind its own lock (made on the first `Idempotency-Key`).
     var idempotency: Locked<IdempotencyCache> {
+        let rarities = rarities
         let state =
-            idempotencyStorage.load()
-            ?? idempotencyStorage.storeIfNil(
+            rarities.idempotency.load()
+            ?? rarities.idempotency.storeIfNil(
                 IdempotencyState(
                     IdempotencyCache(
                         retention: limits.idempotencyRetention, capacity: limits.idempotencyKeys,
@@ -177,22 +182,23 @@ final class ServerSession: SessionOutputReceiver {
     }
 
     /// The idempotency cache's bytes as last noted (0 for a session that never sent a key).
-    var idempotencyBytes: Int { idempotencyStorage.load()?.byteCount.load(ordering: .relaxed) ?? 0 }
+    var idempotencyBytes: Int { raritiesStorage.load()?.idempotency.load()?.byteCount.load(ordering: .relaxed) ?? 0 }
 
     /// Notes the idempotency cache's bytes after a change (with the cache's lock held).
     /// - Parameter count: the cache's `byteCount` now.
     func noteIdempotencyBytes(_ count: Int) {
-        idempotencyStorage.load()?.byteCount.store(count, ordering: .relaxed)
+        raritiesStorage.load()?.idempotency.load()?.byteCount.store(count, ordering: .relaxed)
     }
 
     /// A session with its own copy of `limits` (tests; a server shares one, see the other initialiser).
     convenience init(
         identifier: String, registry: UnitRegistry, services: Services, limits: SessionLimits = SessionLimits(),
-        store: any SessionStore = MemorySessionStore()
+        store: any SessionStore = MemorySessionStore(), topicFanout: TopicFanout? = nil
     ) {
         self.init(
             identifier: identifier,
-            environment: SessionEnvironment(registry: registry, services: services, limits: limits, store: store))
+            environment: SessionEnvironment(
+                registry: registry, services: services, limits: limits, store: store, topicFanout: topicFanout))
     }
 
     /// A session whose inputs are logged to its environment's store.
@@ -205,8 +211,7 @@ final class ServerSession: SessionOutputReceiver {
     ) {
         self.identifier = identifier
         self.environment = environment
-        let limits = environment.limits
-        streamState = Locked(StreamState(log: EventLog(capacity: limits.eventLogCount, byteLimit: limits.eventLogBytes)))
+        streamState = Locked(StreamState(log: EventLog()))
         pages = PageSession(settings: environment.pageSettings, clock: restoring ? .virtual : .realTime)
         if !restoring { startLogging(storedThrough: 0) }
     }
@@ -261,27 +266,30 @@ final class ServerSession: SessionOutputReceiver {
     /// Publishes `events` (already stored, or replayed from the store): into the event log and to every open
     /// stream, in sequence order.
     func publish(_ events: [SessionEvent]) {
-        streamState.withLock { state in Self.publish(events, in: &state) }
+        let bounds = limits.eventLogBounds
+        streamState.withLock { state in Self.publish(events, in: &state, within: bounds) }
     }
 
-    private static func publish(_ events: [SessionEvent], in state: inout StreamState) {
+    private static func publish(_ events: [SessionEvent], in state: inout StreamState, within bounds: EventLog.Bounds) {
         for event in events {
             state.lastSequence = event.sequence
             let byteCount: Int
             if state.streams.isEmpty {
                 // Framed only when a stream takes it.
                 byteCount = EstimatedBytes.frame(event)
-                state.log.append(event, byteCount: byteCount)
+                state.log.append(event, byteCount: byteCount, within: bounds)
             } else {
                 let frame = event.frame
                 byteCount = frame.count
-                state.log.append(sequence: event.sequence, frame: frame)
+                state.log.append(sequence: event.sequence, frame: frame, within: bounds)
                 for stream in state.streams.values { stream.send(bytes: frame) }
             }
+            // Pages may have been bound or released (a navigation, a snapshot): counted as a whole measuring
+            // threshold of patches, so that the next count measures the pages again.
             if case .patch = event.kind {
                 state.patchBytesTotal += byteCount
             } else {
-                state.pageSetVersion += 1
+                state.patchBytesTotal += ServerSession.patchBytesBeforeMeasuring
             }
         }
     }
@@ -290,6 +298,7 @@ final class ServerSession: SessionOutputReceiver {
     /// answers waiting for them are sent; or the session is spoiled.
     private func recordStored(_ number: Int, outcome: Result<Void, SessionStoreError>) {
         let compactionThreshold = compaction?.afterRecords ?? .max
+        let bounds = limits.eventLogBounds
         var compactNow = false
         let (ready, failure, streams) = streamState.withLock {
             state -> ([@Sendable (SessionStoreError?) -> Void], SessionStoreError?, [EventStream]) in
@@ -305,7 +314,7 @@ final class ServerSession: SessionOutputReceiver {
                 }
                 // Inputs are queued in number order, so those stored now are a prefix.
                 while let input = state.unconfirmed.removeFirst(if: { $0.number <= number }) {
-                    Self.publish(input.events, in: &state)
+                    Self.publish(input.events, in: &state, within: bounds)
                 }
                 var ready: [@Sendable (SessionStoreError?) -> Void] = []
                 state.waiters.removeAll(where: { $0.number <= number }, handing: { ready.append($0.notify) })
@@ -413,14 +422,11 @@ final class ServerSession: SessionOutputReceiver {
     /// (measured again after ``patchBytesBeforeMeasuring`` bytes of patches, or once pages were bound or
     /// released). Never called with the streams lock held (it may take the page session's lock).
     func heldBytes() -> Int {
-        let (logBytes, measured, growth, patchTotal, version, measuredVersion) = streamState.withLock { state in
-            (
-                state.log.byteCount, state.pageBytesMeasured, state.patchBytesSinceMeasured, state.patchBytesTotal,
-                state.pageSetVersion, state.pageSetVersionMeasured
-            )
+        let (logBytes, measured, growth, patchTotal) = streamState.withLock { state in
+            (state.log.byteCount, state.pageBytesMeasured, state.patchBytesSinceMeasured, state.patchBytesTotal)
         }
         var pageBytes = measured + 2 * growth
-        if growth >= Self.patchBytesBeforeMeasuring || version != measuredVersion {
+        if growth >= Self.patchBytesBeforeMeasuring {
             // A view's text is cached until its next change, so measuring an unchanged page encodes nothing.
             pageBytes = pages.pageByteCount
             streamState.withLock { state in
@@ -428,7 +434,6 @@ final class ServerSession: SessionOutputReceiver {
                 guard patchTotal >= state.patchBytesTotalMeasured else { return }
                 state.pageBytesMeasured = pageBytes
                 state.patchBytesTotalMeasured = patchTotal
-                state.pageSetVersionMeasured = max(state.pageSetVersionMeasured, version)
             }
         }
         return logBytes + pageBytes + idempotencyBytes
@@ -440,7 +445,7 @@ final class ServerSession: SessionOutputReceiver {
     ///   lock and has just dropped them.
     func requireRoomToGrow(droppingExpiredResponses: Bool = true) throws(ProtocolError) {
         if heldBytes() < limits.sessionBytes { return }
-        if droppingExpiredResponses, let cache = idempotencyStorage.load()?.cache {
+        if droppingExpiredResponses, let cache = raritiesStorage.load()?.idempotency.load()?.cache {
             let now = ContinuousClock.now
             cache.withLock { cache in
                 cache.dropExpired(now: now)
@@ -524,13 +529,12 @@ final class ServerSession: SessionOutputReceiver {
 
     // MARK: - Topics
 
-    /// From now on the topics this session's pages listen to are registered with `fanout` (and unregistered when
-    /// the pages are released), and the values they publish go to it once the input that published them is stored.
+    /// From now on the topics this session's pages listen to are registered with its environment's topic fanout
+    /// (and unregistered when the pages are released), and the values they publish go to it once the input that published them is stored.
     /// Called once the session is live: a new session before its first page, a restored one after its replay.
     /// - Parameter catchingUp: a restored session takes, on each topic its pages listen to, the messages the node
     ///   kept that came after the last one its log holds (those it missed while it was away), before any live one.
-    func joinTopics(_ fanout: TopicFanout, catchingUp: Bool = false) {
-        _ = topicFanout.storeIfNil(fanout)
+    func joinTopics(catchingUp: Bool = false) {
         if catchingUp {
             topicIntake.withLock { intake in
                 intake.catchingUp += 1
@@ -599,13 +603,14 @@ final class ServerSession: SessionOutputReceiver {
     /// A topic the session's pages started or stopped listening to, or a value they published (in input order,
     /// outside the page session's lock, one call at a time): carried to the fanout the session joined.
     func sessionTopicChanged(_ event: TopicEvent) {
-        guard let fanout = topicFanout.load() else { return }
+        // Handed topic events only once it joined (its receiver takes them from then on).
+        guard let fanout = environment.topicFanout else { return }
         switch event {
         case .subscribed(let topic):
             let recent = fanout.add(self, to: topic)
             // Installing the receiver hands it the topics the pages listen to already: those are caught up on (the
             // intake exists, with its list of missed messages, only while a catch-up is under way).
-            topicIntakeStorage.load()?.withLock { intake in intake.missed?.append(recent) }
+            raritiesStorage.load()?.topicIntake.load()?.withLock { intake in intake.missed?.append(recent) }
         case .unsubscribed(let topic):
             fanout.remove(self, from: topic)
         case .published(let message, let input):

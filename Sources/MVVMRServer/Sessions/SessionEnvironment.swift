@@ -12,6 +12,9 @@ final class SessionEnvironment: Sendable {
     let compaction: SessionCompaction?
     /// What the sessions' pages are made from (the registry and services) and the history each keeps.
     let pageSettings: PageSessionSettings
+    /// Where the sessions' topic subscriptions and publications go once they join the topics; nil: nowhere (a
+    /// session made outside a server).
+    let topicFanout: TopicFanout?
 
     /// The environment of a server's sessions.
     /// - Parameters:
@@ -20,10 +23,12 @@ final class SessionEnvironment: Sendable {
     ///   - limits: what each session may hold.
     ///   - store: where their logs go.
     ///   - compaction: when a log is compacted; nil, or one that compacts after no records, for never.
+    ///   - topicFanout: where the sessions' topics go once they join them.
     init(
         registry: UnitRegistry, services: Services, limits: SessionLimits, store: any SessionStore,
-        compaction: SessionCompaction? = nil
+        compaction: SessionCompaction? = nil, topicFanout: TopicFanout? = nil
     ) {
+        self.topicFanout = topicFanout
         self.limits = limits
         self.store = store
         self.compaction = compaction.flatMap { $0.afterRecords > 0 ? $0 : nil }

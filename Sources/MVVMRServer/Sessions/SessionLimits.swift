@@ -24,6 +24,9 @@ struct SessionLimits: Sendable, Equatable {
     /// The most open event streams of the session.
     var streamsPerSession = 8
 
+    /// The event log's bounds: ``eventLogCount`` events, ``eventLogBytes`` bytes.
+    var eventLogBounds: EventLog.Bounds { EventLog.Bounds(count: eventLogCount, bytes: eventLogBytes) }
+
     /// The defaults.
     init() {}
 
