@@ -1,5 +1,6 @@
 import JSONPatch
 import MicroHTTP
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,7 +18,8 @@ struct LineBytes {
     /// How many bytes are written.
     private(set) var count = 0
 
-    private init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+    /// Writes into the `capacity` bytes at `base` (which the caller owns, and reads `count` of afterwards).
+    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
         self.base = base
         self.capacity = capacity
     }
@@ -42,9 +44,13 @@ struct LineBytes {
         count += 1
     }
 
-    /// Writes a literal's UTF-8.
+    /// Writes a literal's UTF-8 (a literal made of code units; one of a single scalar is written through its text).
     mutating func put(_ literal: StaticString) {
-        literal.withUTF8Buffer { put($0) }
+        guard literal.hasPointerRepresentation else {
+            literal.withUTF8Buffer { put($0) }
+            return
+        }
+        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     /// Writes `bytes`.
@@ -59,14 +65,26 @@ struct LineBytes {
 
     /// Writes `text` escaped as the inside of a JSON string (no quotes).
     mutating func putEscaped(_ text: String) {
-        let handled: Void? = text.utf8.withContiguousStorageIfAvailable { putEscaped($0) }
-        if handled == nil { Array(text.utf8).withUnsafeBufferPointer { putEscaped($0) } }
+        // `withUTF8` reads a small string's bytes in place too (a copy of the string is no copy of its bytes unless
+        // it is a bridged one, which this server never makes).
+        var text = text
+        text.withUTF8 { putEscaped($0) }
     }
 
     /// Writes UTF-8 `bytes` escaped as the inside of a JSON string (no quotes), as every JSON string of the project
-    /// is (``JSONValue/forEachEscapedPiece(of:_:)``).
+    /// is (``JSONValue/forEachEscapedPiece(of:_:)``). Bytes that need no escape (a path, a method, an address: nearly
+    /// every one a request's line holds) are checked in one pass and written in one copy.
     mutating func putEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
+        var plain = true
+        for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            plain = false
+            break
+        }
+        if plain {
+            put(bytes)
+        } else {
+            JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
+        }
     }
 
     /// Writes `value` in decimal (at most 20 bytes).
@@ -85,23 +103,30 @@ struct LineBytes {
         }
     }
 
-    /// Writes `value` (0 to 99, else its last two digits) as two digits.
-    mutating func putTwoDigits(_ value: Int) {
-        let value = abs(value) % 100
-        put(UInt8(ascii: "0") + UInt8(value / 10))
-        put(UInt8(ascii: "0") + UInt8(value % 10))
+    /// The two-digit texts of 0 to 99, back to back: two digits are one lookup.
+    private static let digitPairs: StaticString = """
+        0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+        5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899
+        """
+
+    /// Stores `value` (0 to 99, else its last two digits) as two digits at `pointer`.
+    private static func storeTwoDigits(_ value: Int, at pointer: UnsafeMutablePointer<UInt8>) {
+        let pair = digitPairs.utf8Start + 2 * (abs(value) % 100)
+        pointer[0] = pair[0]
+        pointer[1] = pair[1]
     }
 
-    /// Writes `duration` in milliseconds with three decimals (`12.345`; a negative one as `0.000`): to the
-    /// microsecond, as fine as a request's time means anything.
-    mutating func putMilliseconds(_ duration: Duration) {
-        let components = duration.components
-        let microseconds = max(0, Int(components.seconds) * 1_000_000 + Int(components.attoseconds / 1_000_000_000_000))
+    /// Writes a duration of `microseconds` in milliseconds with three decimals (`12.345`; a negative one as `0.000`):
+    /// to the microsecond, as fine as a request's time means anything.
+    mutating func putMilliseconds(microseconds: Int) {
+        let microseconds = max(0, microseconds)
         putDecimal(microseconds / 1_000)
-        put(UInt8(ascii: "."))
         let fraction = microseconds % 1_000
-        put(UInt8(ascii: "0") + UInt8(fraction / 100))
-        putTwoDigits(fraction % 100)
+        guard count + 4 <= capacity else { return }
+        base[count] = UInt8(ascii: ".")
+        base[count + 1] = UInt8(ascii: "0") + UInt8(fraction / 100)
+        Self.storeTwoDigits(fraction % 100, at: base + count + 2)
+        count += 4
     }
 
     /// The bytes ``putTimestamp(seconds:milliseconds:)`` writes.
@@ -114,12 +139,21 @@ struct LineBytes {
         putTimestamp(seconds: Int(now.tv_sec), milliseconds: Int(now.tv_nsec / 1_000_000))
     }
 
-    /// Writes a time, `seconds` since 1970 (UTC, up to the year 9999) and `milliseconds` more, as RFC 3339 UTC with
-    /// milliseconds. The calendar date is computed from the day number (the proleptic Gregorian calendar), with no
-    /// call to `gmtime_r`, which takes a process-wide lock.
-    mutating func putTimestamp(seconds: Int, milliseconds: Int) {
-        let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
-        let (dayNumber, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
+    /// The calendar date of the day a line was last written, packed in one word that request threads share without a
+    /// lock: the day's number since 1970 (high 32 bits), its year (16), month (8) and day (8). A line written on the
+    /// same day (nearly every one) reads it rather than working the calendar out.
+    private static let lastDate = Atomic<UInt64>(.max)
+
+    /// The year, month and day of `dayNumber` (days since 1970-01-01, the proleptic Gregorian calendar), from
+    /// ``lastDate`` when it is the same day.
+    private static func civilDate(dayNumber: Int) -> (year: Int, month: Int, day: Int) {
+        let cacheable = dayNumber >= 0 && dayNumber < 1 << 31
+        if cacheable {
+            let packed = lastDate.load(ordering: .relaxed)
+            if Int(packed >> 32) == dayNumber {
+                return (Int(packed >> 16 & 0xFFFF), Int(packed >> 8 & 0xFF), Int(packed & 0xFF))
+            }
+        }
         // Days since 0000-03-01, in 400-year eras of 146,097 days (a year here starts in March, so that the leap day
         // ends it).
         let shifted = dayNumber + 719_468
@@ -131,22 +165,39 @@ struct LineBytes {
         let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
         let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        putTwoDigits(year / 100)
-        putTwoDigits(year % 100)
-        put(UInt8(ascii: "-"))
-        putTwoDigits(month)
-        put(UInt8(ascii: "-"))
-        putTwoDigits(day)
-        put(UInt8(ascii: "T"))
-        putTwoDigits(second / 3_600)
-        put(UInt8(ascii: ":"))
-        putTwoDigits(second / 60 % 60)
-        put(UInt8(ascii: ":"))
-        putTwoDigits(second % 60)
-        put(UInt8(ascii: "."))
-        put(UInt8(ascii: "0") + UInt8(milliseconds / 100 % 10))
-        putTwoDigits(milliseconds % 100)
-        put(UInt8(ascii: "Z"))
+        if cacheable && year >= 0 && year <= 9_999 {
+            lastDate.store(
+                UInt64(dayNumber) << 32 | UInt64(year) << 16 | UInt64(month) << 8 | UInt64(day), ordering: .relaxed)
+        }
+        return (year, month, day)
+    }
+
+    /// Writes a time, `seconds` since 1970 (UTC, up to the year 9999) and `milliseconds` more, as RFC 3339 UTC with
+    /// milliseconds, in one write. The calendar date is computed from the day number (the proleptic Gregorian
+    /// calendar), with no call to `gmtime_r`, which takes a process-wide lock.
+    mutating func putTimestamp(seconds: Int, milliseconds: Int) {
+        guard count + Self.timestampCount <= capacity else { return }
+        let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        let (dayNumber, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
+        let (year, month, day) = Self.civilDate(dayNumber: dayNumber)
+        let start = base + count
+        Self.storeTwoDigits(year / 100, at: start)
+        Self.storeTwoDigits(year % 100, at: start + 2)
+        start[4] = UInt8(ascii: "-")
+        Self.storeTwoDigits(month, at: start + 5)
+        start[7] = UInt8(ascii: "-")
+        Self.storeTwoDigits(day, at: start + 8)
+        start[10] = UInt8(ascii: "T")
+        Self.storeTwoDigits(second / 3_600, at: start + 11)
+        start[13] = UInt8(ascii: ":")
+        Self.storeTwoDigits(second / 60 % 60, at: start + 14)
+        start[16] = UInt8(ascii: ":")
+        Self.storeTwoDigits(second % 60, at: start + 17)
+        start[19] = UInt8(ascii: ".")
+        start[20] = UInt8(ascii: "0") + UInt8(milliseconds / 100 % 10)
+        Self.storeTwoDigits(milliseconds % 100, at: start + 21)
+        start[23] = UInt8(ascii: "Z")
+        count += Self.timestampCount
     }
 
     /// Writes `address` as text.

@@ -62,6 +62,13 @@ final class LogWriter: Sendable {
     /// - Returns: whether the line was taken.
     @discardableResult
     func append(_ line: [UInt8]) -> Bool {
+        line.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// Appends the bytes of `line` (with its newline) for the writer thread, or drops it when the buffer is full.
+    /// - Returns: whether the line was taken.
+    @discardableResult
+    func append(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         enum Admission { case dropped, queued, queuedFirst, queuedAndStart }
         let admission: Admission = state.withLock { state in
             guard state.pending.count + line.count <= byteLimit else {

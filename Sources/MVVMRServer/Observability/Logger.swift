@@ -14,7 +14,8 @@ import MicroHTTP
 public struct Logger: Sendable {
     /// The least severe level written.
     public let level: LogLevel
-    private let sink: @Sendable ([UInt8]) -> Void
+    /// Takes each line's bytes (with its newline), which are only valid during the call.
+    private let sink: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
     private let flushSink: @Sendable () -> Void
 
     /// Creates a logger writing to standard output.
@@ -31,7 +32,7 @@ public struct Logger: Sendable {
     ///   - sink: receives each line.
     public init(level: LogLevel, sink: @escaping @Sendable ([UInt8]) -> Void) {
         self.level = level
-        self.sink = sink
+        self.sink = { line in sink(Array(line)) }
         flushSink = {}
     }
 
@@ -54,7 +55,7 @@ public struct Logger: Sendable {
     ///   - fields: more facts, in order (a key given twice is written twice: give each once).
     public func log(_ messageLevel: LogLevel, _ message: String, _ fields: [(String, JSONValue)] = []) {
         guard isEnabled(messageLevel) else { return }
-        sink(Self.line(messageLevel, message, fields))
+        Self.line(messageLevel, message, fields).withUnsafeBufferPointer { sink($0) }
     }
 
     /// One line's bytes, with its newline, encoded straight from the fields (no JSON tree is built for it).
@@ -84,46 +85,62 @@ public struct Logger: Sendable {
     /// - Parameters:
     ///   - messageLevel: the severity.
     ///   - fields: what the line says.
+    ///
+    /// The line is written into room on the stack (a long one, on the heap) and copied once, into the log writer's
+    /// buffer: no array is made and freed for it.
     func logRequest(_ messageLevel: LogLevel, _ fields: RequestLogFields) {
         guard isEnabled(messageLevel) else { return }
-        sink(Self.requestLine(messageLevel, fields))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.requestLineCapacity(fields)) { room in
+            guard let base = room.baseAddress else { return }
+            var line = LineBytes(base: base, capacity: room.count)
+            Self.writeRequestLine(messageLevel, fields, into: &line)
+            sink(UnsafeBufferPointer(start: base, count: line.count))
+        }
     }
 
     /// A request line's bytes, with its newline (see ``logRequest(_:_:)``).
     static func requestLine(_ messageLevel: LogLevel, _ fields: RequestLogFields) -> [UInt8] {
+        LineBytes.make(capacity: requestLineCapacity(fields)) { writeRequestLine(messageLevel, fields, into: &$0) }
+    }
+
+    /// The most bytes a request line of `fields` takes.
+    static func requestLineCapacity(_ fields: RequestLogFields) -> Int {
         var capacity = 160 + LineBytes.escapedCapacity(fields.method) + LineBytes.escapedCapacity(fields.path)
         if case .forwarded(let text) = fields.address { capacity += LineBytes.escapedCapacity(text) }
         // A redacted id is at most the id's bytes and the mark's.
         if let session = fields.session {
             capacity += 24 + LineBytes.escapedCapacity(session) + LineBytes.escapedCapacity(SessionIdentifier.redactionMark)
         }
-        return LineBytes.make(capacity: capacity) { line in
-            line.put(#"{"time":""#)
-            line.putTimestampNow()
-            line.put(#"","level":""#)
-            line.putEscaped(messageLevel.rawValue)
-            line.put(#"","message":"request","method":""#)
-            line.putEscaped(fields.method)
-            line.put(#"","path":""#)
-            line.putEscaped(fields.path)
-            line.put(#"","status":"#)
-            line.putDecimal(fields.status)
-            line.put(#","duration_ms":"#)
-            line.putMilliseconds(fields.duration)
-            line.put(#","ip":""#)
-            switch fields.address {
-            case .peer(let address): line.put(address)
-            case .forwarded(let text): line.putEscaped(text)
-            }
-            line.put(UInt8(ascii: "\""))
-            if let session = fields.session {
-                line.put(#","session":""#)
-                putRedacted(session, into: &line)
-                line.put(UInt8(ascii: "\""))
-            }
-            line.put(UInt8(ascii: "}"))
-            line.put(10)
+        return capacity
+    }
+
+    /// Writes a request line (see ``logRequest(_:_:)``) into room of ``requestLineCapacity(_:)`` bytes.
+    static func writeRequestLine(_ messageLevel: LogLevel, _ fields: RequestLogFields, into line: inout LineBytes) {
+        line.put(#"{"time":""#)
+        line.putTimestampNow()
+        line.put(#"","level":""#)
+        line.putEscaped(messageLevel.rawValue)
+        line.put(#"","message":"request","method":""#)
+        line.putEscaped(fields.method)
+        line.put(#"","path":""#)
+        line.putEscaped(fields.path)
+        line.put(#"","status":"#)
+        line.putDecimal(fields.status)
+        line.put(#","duration_ms":"#)
+        line.putMilliseconds(microseconds: fields.microseconds)
+        line.put(#","ip":""#)
+        switch fields.address {
+        case .peer(let address): line.put(address)
+        case .forwarded(let text): line.putEscaped(text)
         }
+        line.put(UInt8(ascii: "\""))
+        if let session = fields.session {
+            line.put(#","session":""#)
+            putRedacted(session, into: &line)
+            line.put(UInt8(ascii: "\""))
+        }
+        line.put(UInt8(ascii: "}"))
+        line.put(10)
     }
 
     /// Writes ``SessionIdentifier/redacted(_:)`` of `identifier`, JSON-escaped, without making the `String` when the
@@ -148,6 +165,17 @@ public struct Logger: Sendable {
     }
 }
 
+/// The monotonic clock in microseconds: what a request's duration is measured with (a `ContinuousClock` reading and a
+/// `Duration` difference cost 128-bit arithmetic on every request).
+enum MonotonicClock {
+    /// Microseconds since some fixed point (the system's boot).
+    static func microseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int(now.tv_sec) &* 1_000_000 &+ Int(now.tv_nsec) / 1_000
+    }
+}
+
 /// What a request's log line says (see ``Logger/logRequest(_:_:)``).
 struct RequestLogFields {
     /// Where a request came from, as its line says it.
@@ -164,8 +192,9 @@ struct RequestLogFields {
     let path: String
     /// The answer's status.
     let status: Int
-    /// How long the server took to answer.
-    let duration: Duration
+    /// How long the server took to answer, in microseconds (``MonotonicClock``'s readings, with no `Duration`
+    /// arithmetic, which works in 128 bits).
+    let microseconds: Int
     /// The client's address.
     let address: Address
     /// The session id the request carried, if any; the line holds only its redacted form.
