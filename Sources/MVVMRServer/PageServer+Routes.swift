@@ -65,7 +65,7 @@ extension PageServer {
     ) {
         let ok = RouteStatusCounter(requestCounter, route: pattern)
         router.add(method, pattern, .deferred { [self] request, responder in
-            let started = ContinuousClock.now
+            let started = MonotonicClock.microseconds()
             var ack = Acknowledgement()
             let response: HTTPResponse
             do throws(ProtocolError) {
@@ -73,20 +73,25 @@ extension PageServer {
             } catch {
                 response = error.httpError.response
             }
-            guard let session = ack.session else { return account(request, route: pattern, counting: ok, response, started: started) }
+            guard let session = ack.session else {
+                return account(request, route: pattern, counting: ok, response, started: started, credential: ack.credential)
+            }
             // The answer that waits for the store is made only when the input is not stored yet.
             let durability = session.durability(of: ack.inputNumber) {
+                let credential = ack.credential
                 let answer = StoredAnswer(responder: responder) { [self] failure in
                     let answer = failure.map { storeRefusal($0, session: session) } ?? response
-                    return account(request, route: pattern, counting: ok, answer, started: started)
+                    return account(request, route: pattern, counting: ok, answer, started: started, credential: credential)
                 }
                 return { failure in answer.send(failure) }
             }
             switch durability {
-            case .stored: return account(request, route: pattern, counting: ok, response, started: started)
+            case .stored: return account(request, route: pattern, counting: ok, response, started: started, credential: ack.credential)
             case .waiting: return nil
             case .failed(let failure):
-                return account(request, route: pattern, counting: ok, storeRefusal(failure, session: session), started: started)
+                return account(
+                    request, route: pattern, counting: ok, storeRefusal(failure, session: session), started: started,
+                    credential: ack.credential)
             }
         })
     }
@@ -111,7 +116,7 @@ extension PageServer {
         _ request: HTTPRequest, route: String, counting ok: RouteStatusCounter,
         _ handler: (HTTPRequest) throws(ProtocolError) -> HTTPResponse
     ) -> HTTPResponse {
-        let started = ContinuousClock.now
+        let started = MonotonicClock.microseconds()
         let response: HTTPResponse
         do {
             response = try handler(request)
@@ -122,9 +127,10 @@ extension PageServer {
     }
 
     /// Counts and logs an answered request.
+    /// - Parameter credential: the session id the request carried, when its handler read it already.
     private func account(
         _ request: HTTPRequest, route: String, counting ok: RouteStatusCounter, _ response: HTTPResponse,
-        started: ContinuousClock.Instant
+        started: Int, credential: Acknowledgement.CredentialReading = .notRead
     ) -> HTTPResponse {
         ok.count(response.status)
         let level: LogLevel = response.status >= 500 ? .error : response.status >= 400 ? .warning : .info
@@ -133,7 +139,7 @@ extension PageServer {
                 level,
                 RequestLogFields(
                     method: request.method, path: request.rawPath, status: response.status,
-                    duration: ContinuousClock.now - started, address: logAddress(request), session: credentials(request)))
+                    microseconds: MonotonicClock.microseconds() - started, address: logAddress(request), session: credential.identifier(orElse: { credentials(request) })))
         }
         return response
     }
@@ -201,6 +207,14 @@ extension PageServer {
 
     private func session(for request: HTTPRequest) throws(ProtocolError) -> ServerSession {
         guard let identifier = credentials(request) else { throw .unknownSession }
+        return try session(identifiedBy: identifier)
+    }
+
+    /// ``session(for:)``, noting in `ack` the id the request carried, for its log line.
+    private func session(for request: HTTPRequest, noting ack: inout Acknowledgement) throws(ProtocolError) -> ServerSession {
+        let identifier = credentials(request)
+        ack.noteCredential(identifier)
+        guard let identifier else { throw .unknownSession }
         return try session(identifiedBy: identifier)
     }
 
@@ -325,7 +339,7 @@ extension PageServer {
     }
 
     private func sessionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
-        let session = try session(for: request)
+        let session = try session(for: request, noting: &ack)
         ack.after(session, input: session.pages.inputNumber)
         let sequence = session.pages.sequence
         let navigation = session.pages.navigation
@@ -352,7 +366,9 @@ extension PageServer {
         let name = request.pathParameters["unit"] ?? ""
         guard let served = servedUnits[name] else { throw .unknownUnit(name) }
         let parameters = queryParameters(request)
-        guard let identifier = credentials(request) else {
+        let carried = credentials(request)
+        ack.noteCredential(carried)
+        guard let identifier = carried else {
             // Refused before a session is made: a deep link to a page only its flow reaches creates nothing.
             if !served.unit.entry.admitsDeepLinks { throw ProtocolError(PageError.entryRefused(name)) }
             let (session, started) = try openSession(at: served.unit, parameters: parameters, request: request)
@@ -376,12 +392,12 @@ extension PageServer {
     }
 
     private func actionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
-        let started = ContinuousClock.now
+        let started = MonotonicClock.microseconds()
         let unit = request.pathParameters["unit"] ?? ""
         let metrics = servedUnits[unit]?.metrics
         try requireAllowedOrigin(request)
         let key = try idempotencyKey(request)
-        let session = try session(for: request)
+        let session = try session(for: request, noting: &ack)
         ack.uses(session)
         let body = try parseJSONBody(request, allowEmpty: false)
         let fields = try decode(body, as: WireActionRequest.self)
@@ -436,7 +452,7 @@ extension PageServer {
             actionCounter.increment([metrics == nil ? MetricLabel.unknown : unit, metrics?.actionLabel(action) ?? MetricLabel.unknown, error.code])
             throw error
         }
-        countAction(action, of: unit, metrics: metrics, replayed: outcome.replayed, took: ContinuousClock.now - started)
+        countAction(action, of: unit, metrics: metrics, replayed: outcome.replayed, tookMicroseconds: MonotonicClock.microseconds() - started)
         ack.after(session, input: outcome.inputNumber)
         return HTTPResponse(
             status: outcome.status, headers: outcome.replayed ? Self.jsonNoStoreReplayed : Self.jsonNoStore,
@@ -467,7 +483,7 @@ extension PageServer {
 
     /// Counts an answered action and its time, in the unit's series looked up at start (every registered
     /// unit and action has one; a replay goes to the general counter).
-    private func countAction(_ action: String, of unit: String, metrics: UnitMetrics?, replayed: Bool, took elapsed: Duration) {
+    private func countAction(_ action: String, of unit: String, metrics: UnitMetrics?, replayed: Bool, tookMicroseconds elapsed: Int) {
         if !replayed, let series = metrics?.actionsOK[action] {
             series.increment()
         } else {
@@ -476,7 +492,7 @@ extension PageServer {
                 replayed ? "replayed" : "ok",
             ])
         }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = Double(elapsed) / 1e6
         if let latency = metrics?.latency { latency.observe(seconds) } else { actionLatency.observe(seconds, [MetricLabel.unknown]) }
     }
 
@@ -491,7 +507,7 @@ extension PageServer {
 
     private func navigationResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
-        let session = try session(for: request)
+        let session = try session(for: request, noting: &ack)
         ack.uses(session)
         let navigation: ClientNavigation
         switch try decode(try parseJSONBody(request, allowEmpty: false), as: WireNavigationRequest.self) {
@@ -651,8 +667,22 @@ struct ActionOutcome {
 /// What a request's answer shows of a session, so that it goes out only once that is stored: set by the
 /// handler, read by ``PageServer/storedRoute``. A value the route lends its handler (no object per request).
 struct Acknowledgement {
+    /// Whether a handler read the session id a request carried, and what it was.
+    enum CredentialReading {
+        case notRead
+        case read(String?)
+
+        /// The id read, or `read()`'s when none was.
+        func identifier(orElse read: () -> String?) -> String? {
+            if case .read(let identifier) = self { return identifier }
+            return read()
+        }
+    }
+
     private(set) var session: ServerSession?
     private(set) var inputNumber: Int?
+    /// The session id the request carried, once its handler read it (its log line then does not read it again).
+    private(set) var credential = CredentialReading.notRead
 
     /// The answer shows `session` up to input `input` (its latest when the request logged nothing).
     mutating func after(_ session: ServerSession, input: Int?) {
@@ -666,6 +696,11 @@ struct Acknowledgement {
     /// `409 page_not_bound`, while the session restored from the store has the page.)
     mutating func uses(_ session: ServerSession) {
         self.session = session
+    }
+
+    /// Notes the session id the request carried (nil: none).
+    mutating func noteCredential(_ identifier: String?) {
+        credential = .read(identifier)
     }
 }
 
