@@ -72,8 +72,10 @@ final class SessionCore: TopicInterestListener {
     }
 
     deinit {
-        // The scheduler holds this core unowned (see ``Scheduler/turnRunner``), and a ViewModel may still hold it.
+        // The scheduler and the turn (with its topic subscriptions) hold this core unowned (see
+        // ``Scheduler/turnRunner``, ``SessionTurn/topicInterestListener``), and a ViewModel may still hold them.
         scheduler.turnRunner = nil
+        turn.topicInterestListener = nil
     }
 
     /// Runs a timer's action or a job's delivery (`body`) as one input of the session, recorded as `reentry`.

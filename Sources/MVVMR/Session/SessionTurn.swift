@@ -9,8 +9,10 @@ final class SessionTurn {
     private(set) var changedDocuments: [PageDocument] = []
     private var topicsStorage: TopicSubscriptions?
     /// Told when a topic gains its first subscriber or loses its last: the session core, while it sends topic
-    /// events (weak: the core owns the turn).
-    weak var topicInterestListener: (any TopicInterestListener)? {
+    /// events. Unowned, and cleared by the core's `deinit` (the core owns the turn): a weak reference would give
+    /// the core a 32-byte side table in every session that joined its server's topics. Read only inside the
+    /// session's lock.
+    unowned(unsafe) var topicInterestListener: (any TopicInterestListener)? {
         didSet { topicsStorage?.interestListener = topicInterestListener }
     }
 

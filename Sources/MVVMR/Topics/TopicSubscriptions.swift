@@ -30,8 +30,9 @@ final class TopicSubscriptions {
     /// The names that are not topic names (``TopicName/isValid(_:)``) pages tried to listen to since the last
     /// ``takeInvalidNames()``: a page binding with one fails, as it would fail on a server whose bus cannot carry it.
     private var invalidNames: [String] = []
-    /// Told, inside the lock, when a topic gains its first subscriber or loses its last.
-    weak var interestListener: (any TopicInterestListener)?
+    /// Told, inside the lock, when a topic gains its first subscriber or loses its last: the turn's listener, set
+    /// and cleared with it (unowned, see ``SessionTurn/topicInterestListener``).
+    unowned(unsafe) var interestListener: (any TopicInterestListener)?
 
     /// The topics with at least one subscriber, sorted.
     var topics: [String] { handlers.keys.sorted() }
