@@ -129,12 +129,12 @@ final class ServerSession: SessionOutputReceiver {
     final class Rarities: Sendable {
         /// Made when the session first takes a topic message (or is restored): a session whose pages listen to no
         /// topic never needs it.
-        let topicIntake = AtomicLazyReference<Locked<TopicIntake>>()
+        let topicIntake = LazyReference<Locked<TopicIntake>>()
         /// Made on the first `Idempotency-Key`: most sessions never send one (its bytes' count lives here too).
-        let idempotency = AtomicLazyReference<IdempotencyState>()
+        let idempotency = LazyReference<IdempotencyState>()
     }
 
-    private let raritiesStorage = AtomicLazyReference<Rarities>()
+    private let raritiesStorage = LazyReference<Rarities>()
     /// The session's rare parts, made now if they were not.
     private var rarities: Rarities { raritiesStorage.load() ?? raritiesStorage.storeIfNil(Rarities()) }
 
