@@ -8,8 +8,7 @@ import Synchronization
 /// let cache = LazyReference<Cache>()
 /// let made = cache.load() ?? cache.storeIfNil(Cache())
 /// ```
-public struct LazyReference<Instance: AnyObject>: ~Copyable, Sendable {
-    // Sendable: the bits are an `Atomic`, and the instance is retained once, by this value, from its store on.
+public struct LazyReference<Instance: AnyObject>: ~Copyable {
     /// The instance's address (retained by this value), or 0 before one is stored.
     @usableFromInline let bits = Atomic<UInt>(0)
 
@@ -44,3 +43,7 @@ public struct LazyReference<Instance: AnyObject>: ~Copyable, Sendable {
         return Unmanaged<Instance>.fromOpaque(pointer).takeUnretainedValue()
     }
 }
+
+// Sendable when the instance is: the bits are an `Atomic`, and the instance is retained once, by this value, from its
+// store on; what is shared across threads is the instance.
+extension LazyReference: Sendable where Instance: Sendable {}

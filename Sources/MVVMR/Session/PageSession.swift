@@ -104,8 +104,9 @@ public final class PageSession: Sendable {
         // `releaseAll()` must not leak them. The scheduler holds this session unowned (see
         // ``Scheduler/reentryTarget``), and a ViewModel may still hold the scheduler.
         core.withLock { core in
-            core.releaseAll()
+            // Cleared first: a ViewModel released now that starts a timer or a job gets no session to come back to.
             core.scheduler.reentryTarget = nil
+            core.releaseAll()
         }
     }
 

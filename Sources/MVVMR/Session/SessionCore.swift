@@ -71,6 +71,8 @@ final class SessionCore: TopicInterestListener {
         scheduler.turnRunner = self
     }
 
+    // Nothing may keep this core but its page session's lock: no closure captures it, and the scheduler and the turn
+    // hold it unowned (read only inside the lock), which is safe only while that stays so.
     deinit {
         // The scheduler and the turn (with its topic subscriptions) hold this core unowned (see
         // ``Scheduler/turnRunner``, ``SessionTurn/topicInterestListener``), and a ViewModel may still hold them.
