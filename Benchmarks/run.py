@@ -935,6 +935,7 @@ def stored_session_identifiers(path, count):
 
 
 def process_rss_kib(pid):
+    """The resident set size of process `pid`, in KiB (`VmRSS`; 0 when /proc does not give it)."""
     with open(f"/proc/{pid}/status") as status:
         for line in status:
             if line.startswith("VmRSS:"):
@@ -1180,17 +1181,10 @@ def section_memory(quick):
         settings = {"MAX_SESSIONS": 2_000_000, "HIBERNATE_AFTER_SECONDS": hibernate_after}
         with Server(demo_command(port, settings), port) as server:
             def rss_kib():
-                with open(f"/proc/{server.process.pid}/status") as status:
-                    for line in status:
-                        if line.startswith("VmRSS:"):
-                            return int(line.split()[1])
-                return 0
+                return process_rss_kib(server.process.pid)
 
             def metric(name):
-                import urllib.request
-                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
-                found = re.search(rf"^{name} (\S+)", text, re.M)
-                return int(float(found.group(1))) if found else 0
+                return int(metric_value(port, name))
 
             # Warm up (allocator arenas, first pages), then measure from there.
             subprocess.run(["wrk", "-t2", "-c32", "-d1s", f"http://127.0.0.1:{port}/api/pages/greeting"],
@@ -1358,11 +1352,7 @@ def section_stream_memory(quick):
     port = free_port()
     with Server(demo_command(port), port) as server:
         def rss_bytes():
-            with open(f"/proc/{server.process.pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) * 1024
-            return 0
+            return process_rss_kib(server.process.pid) * 1024
 
         def open_streams(total, first_address):
             streams = []
@@ -1444,11 +1434,7 @@ def section_soak(quick, seconds=None):
         pid = server.process.pid
 
         def rss_kib():
-            with open(f"/proc/{pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1])
-            return 0
+            return process_rss_kib(pid)
 
         def descriptors():
             return len(os.listdir(f"/proc/{pid}/fd"))
