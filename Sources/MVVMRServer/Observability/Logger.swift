@@ -178,17 +178,6 @@ public struct Logger: Sendable {
     }
 }
 
-/// The monotonic clock in microseconds: what a request's duration is measured with (a `ContinuousClock` reading and a
-/// `Duration` difference cost 128-bit arithmetic on every request).
-enum MonotonicClock {
-    /// Microseconds since some fixed point (the system's boot).
-    static func microseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int(now.tv_sec) &* 1_000_000 &+ Int(now.tv_nsec) / 1_000
-    }
-}
-
 /// What a request's log line says (see ``Logger/logRequest(_:_:)``).
 struct RequestLogFields {
     /// Where a request came from, as its line says it.

@@ -169,13 +169,13 @@ final class SessionWriter: @unchecked Sendable {
     // MARK: - The writer thread
 
     private func run() {
-        var lastBatchEnded = SessionWriter.monotonicMicroseconds()
+        var lastBatchEnded = MonotonicClock.microseconds()
         while true {
             queue.withLock(when: { $0.isClosing || (!$0.isSuspended && !$0.writes.isEmpty) }) { _ in }
             // Under load (the last batch ended a moment ago) the writer lets the request threads queue more before it
             // takes the batch: one commit then carries many records instead of one each, which costs fewer pages
             // written and fewer wake-ups per record. An idle store commits at once.
-            if SessionWriter.monotonicMicroseconds() - lastBatchEnded < SessionWriter.busyWindowMicroseconds {
+            if MonotonicClock.microseconds() - lastBatchEnded < SessionWriter.busyWindowMicroseconds {
                 usleep(SessionWriter.gatheringMicroseconds)
             }
             let (batch, isClosing) = queue.withLock { queue in
@@ -190,7 +190,7 @@ final class SessionWriter: @unchecked Sendable {
             noteLogIfLong()
             sweepLogIfDue()
             database?.checkpointIfDue(by: checkpointer)
-            lastBatchEnded = SessionWriter.monotonicMicroseconds()
+            lastBatchEnded = MonotonicClock.microseconds()
         }
         // Every batch's completions run before the store counts as closed.
         completer.close()
@@ -203,15 +203,9 @@ final class SessionWriter: @unchecked Sendable {
     }
 
     /// How soon after a batch a new one counts as load, which is worth gathering for.
-    private static let busyWindowMicroseconds: Int64 = 2_000
+    private static let busyWindowMicroseconds = 2_000
     /// How long the writer lets requests gather under load before it takes them.
     private static let gatheringMicroseconds: UInt32 = 100
-
-    private static func monotonicMicroseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
-    }
 
     /// Notes the log's latest rows in `sessions` once `logNoteThreshold` rows came after the last noted one:
     /// after a batch was committed, while the completer sends its answers. A noting that fails leaves everything as
