@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// ```swift
 /// let cache = LazyReference<Cache>()
-/// let made = cache.load() ?? cache.storeIfNil(Cache())
+/// let made = cache.load(orStoring: Cache())
 /// ```
 public struct LazyReference<Instance: AnyObject>: ~Copyable {
     /// The instance's address (retained by this value), or 0 before one is stored.
@@ -28,6 +28,13 @@ public struct LazyReference<Instance: AnyObject>: ~Copyable {
     public func load() -> Instance? {
         guard let pointer = UnsafeRawPointer(bitPattern: bits.load(ordering: .acquiring)) else { return nil }
         return Unmanaged<Instance>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// The instance stored, storing `make()` first when there is none (a thread that loses the race to store
+    /// one gets the winner's; its own is released).
+    @inlinable
+    public func load(orStoring make: @autoclosure () -> Instance) -> Instance {
+        load() ?? storeIfNil(make())
     }
 
     /// Stores `instance` unless one is stored already; returns the one stored (this one, or the earlier one).

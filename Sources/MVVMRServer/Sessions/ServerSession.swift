@@ -136,12 +136,11 @@ final class ServerSession: SessionOutputReceiver {
 
     private let raritiesStorage = LazyReference<Rarities>()
     /// The session's rare parts, made now if they were not.
-    private var rarities: Rarities { raritiesStorage.load() ?? raritiesStorage.storeIfNil(Rarities()) }
+    private var rarities: Rarities { raritiesStorage.load(orStoring: Rarities()) }
 
     /// The topic messages taken; see ``TopicIntake``.
     var topicIntake: Locked<TopicIntake> {
-        let rarities = rarities
-        return rarities.topicIntake.load() ?? rarities.topicIntake.storeIfNil(Locked(TopicIntake()))
+        rarities.topicIntake.load(orStoring: Locked(TopicIntake()))
     }
 
     /// Patch bytes after which the pages are measured again rather than estimated.
@@ -170,24 +169,24 @@ final class ServerSession: SessionOutputReceiver {
 
     /// The session's idempotency cache, behind its own lock (made on the first `Idempotency-Key`).
     var idempotency: Locked<IdempotencyCache> {
-        let rarities = rarities
-        let state =
-            rarities.idempotency.load()
-            ?? rarities.idempotency.storeIfNil(
-                IdempotencyState(
-                    IdempotencyCache(
-                        retention: limits.idempotencyRetention, capacity: limits.idempotencyKeys,
-                        byteLimit: limits.idempotencyBytes)))
-        return state.cache
+        rarities.idempotency.load(
+            orStoring: IdempotencyState(
+                IdempotencyCache(
+                    retention: limits.idempotencyRetention, capacity: limits.idempotencyKeys,
+                    byteLimit: limits.idempotencyBytes))
+        ).cache
     }
 
+    /// The idempotency state when the session ever sent a key; nil otherwise (reading this makes nothing).
+    private var existingIdempotency: IdempotencyState? { raritiesStorage.load()?.idempotency.load() }
+
     /// The idempotency cache's bytes as last noted (0 for a session that never sent a key).
-    var idempotencyBytes: Int { raritiesStorage.load()?.idempotency.load()?.byteCount.load(ordering: .relaxed) ?? 0 }
+    var idempotencyBytes: Int { existingIdempotency?.byteCount.load(ordering: .relaxed) ?? 0 }
 
     /// Notes the idempotency cache's bytes after a change (with the cache's lock held).
     /// - Parameter count: the cache's `byteCount` now.
     func noteIdempotencyBytes(_ count: Int) {
-        raritiesStorage.load()?.idempotency.load()?.byteCount.store(count, ordering: .relaxed)
+        existingIdempotency?.byteCount.store(count, ordering: .relaxed)
     }
 
     /// A session with its own copy of `limits` (tests; a server shares one, see the other initialiser).
@@ -445,7 +444,7 @@ final class ServerSession: SessionOutputReceiver {
     ///   lock and has just dropped them.
     func requireRoomToGrow(droppingExpiredResponses: Bool = true) throws(ProtocolError) {
         if heldBytes() < limits.sessionBytes { return }
-        if droppingExpiredResponses, let cache = raritiesStorage.load()?.idempotency.load()?.cache {
+        if droppingExpiredResponses, let cache = existingIdempotency?.cache {
             let now = ContinuousClock.now
             cache.withLock { cache in
                 cache.dropExpired(now: now)
