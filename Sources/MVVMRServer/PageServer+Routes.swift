@@ -212,10 +212,15 @@ extension PageServer {
 
     /// ``session(for:)``, noting in `ack` the id the request carried, for its log line.
     private func session(for request: HTTPRequest, noting ack: inout Acknowledgement) throws(ProtocolError) -> ServerSession {
+        guard let identifier = credentials(request, noting: &ack) else { throw .unknownSession }
+        return try session(identifiedBy: identifier)
+    }
+
+    /// ``credentials(_:acceptingQuery:)`` (header or cookie), noted in `ack` for the request's log line.
+    private func credentials(_ request: HTTPRequest, noting ack: inout Acknowledgement) -> String? {
         let identifier = credentials(request)
         ack.noteCredential(identifier)
-        guard let identifier else { throw .unknownSession }
-        return try session(identifiedBy: identifier)
+        return identifier
     }
 
     /// The session, from memory or restored from the store.
@@ -366,9 +371,7 @@ extension PageServer {
         let name = request.pathParameters["unit"] ?? ""
         guard let served = servedUnits[name] else { throw .unknownUnit(name) }
         let parameters = queryParameters(request)
-        let carried = credentials(request)
-        ack.noteCredential(carried)
-        guard let identifier = carried else {
+        guard let identifier = credentials(request, noting: &ack) else {
             // Refused before a session is made: a deep link to a page only its flow reaches creates nothing.
             if !served.unit.entry.admitsDeepLinks { throw ProtocolError(PageError.entryRefused(name)) }
             let (session, started) = try openSession(at: served.unit, parameters: parameters, request: request)
