@@ -29,16 +29,17 @@ final class PageDocument {
         var bindingFailures: [String] = []
     }
 
-    private var rarities: Rarities?
-    private var madeRarities: Rarities {
-        if let rarities { return rarities }
+    private var raritiesStorage: Rarities?
+    /// The rare parts, made when first needed (to add to them).
+    private var rarities: Rarities {
+        if let raritiesStorage { return raritiesStorage }
         let made = Rarities()
-        rarities = made
+        raritiesStorage = made
         return made
     }
 
     /// How this page's changes are diffed.
-    var options: DiffOptions { DiffOptions(identityKeys: rarities?.identityKeys ?? [:]) }
+    var options: DiffOptions { DiffOptions(identityKeys: raritiesStorage?.identityKeys ?? [:]) }
     /// One write of this turn: where it changed the document (the highest value it created or replaced) and
     /// what was there before the turn (nil: nothing).
     private struct Change {
@@ -90,21 +91,21 @@ final class PageDocument {
     /// Notes why a binding cannot be made (an invalid path, an unwritable one) while the page is being bound: the
     /// binding then fails. A write failing after that changes nothing and is dropped, as ``write(_:at:)`` says.
     func recordBindingFailure(_ reason: String) {
-        if !isRecording { madeRarities.bindingFailures.append(reason) }
+        if !isRecording { rarities.bindingFailures.append(reason) }
     }
 
     /// Why the binding under way cannot be made (empty when it can).
-    var bindingFailures: [String] { rarities?.bindingFailures ?? [] }
+    var bindingFailures: [String] { raritiesStorage?.bindingFailures ?? [] }
 
     /// Diffs the array at `pointer` by the member `key` instead of `id`.
     @usableFromInline
     func setIdentityKey(_ key: String, forArrayAt pointer: JSONPointer) {
-        madeRarities.identityKeys[pointer] = key
+        rarities.identityKeys[pointer] = key
     }
 
     /// The member that identifies the elements of the array at `pointer`: `id` unless set.
     func identityKey(at pointer: JSONPointer) -> String {
-        rarities?.identityKeys[pointer] ?? "id"
+        raritiesStorage?.identityKeys[pointer] ?? "id"
     }
 
     /// Whether writes are changes now (the page is bound), not parts of its first snapshot.
@@ -242,7 +243,7 @@ final class PageDocument {
         view = .object(JSONObject())
         encodedViewCache = nil
         isRecording = false
-        rarities?.bindingFailures = []
+        raritiesStorage?.bindingFailures = []
         changes.removeAll(keepingCapacity: true)
         return previous
     }
@@ -270,7 +271,7 @@ final class PageDocument {
         view = previous
         encodedViewCache = nil
         changes.removeAll(keepingCapacity: true)
-        rarities?.bindingFailures = []
+        raritiesStorage?.bindingFailures = []
         isRecording = true
     }
 
