@@ -1,10 +1,6 @@
 import JSONPatch
 import Locking
 
-#if !MVVMR_PTHREAD_LOCK
-    import Synchronization
-#endif
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -35,14 +31,9 @@ public final class PageSession: Sendable {
     /// How many popped pages a session's forward list keeps bound unless told otherwise.
     public static let defaultForwardLimit = 8
 
-    #if MVVMR_PTHREAD_LOCK
-        /// The session's state behind its lock (the pthread lock ThreadSanitizer sees, see ``Locked``).
-        private let core: Locked<SessionCore>
-    #else
-        /// The session's state behind its lock, held in the session itself: a `Locked` box would be one more object
-        /// (32 bytes) in every live session.
-        private let core: Mutex<SessionCore>
-    #endif
+    /// The session's state behind its lock, held in the session itself: a lock object of its own would be one more
+    /// allocation (32 bytes) in every live session.
+    private let core: InlineLocked<SessionCore>
     /// What the steps produced for the recorder and the event sink, handed out after the lock.
     private let outbox = SessionOutbox()
 
@@ -88,11 +79,7 @@ public final class PageSession: Sendable {
             core.seed = system.next()
             scheduler.wallClockOrigin = SystemClockReading.now()
         }
-        #if MVVMR_PTHREAD_LOCK
-            self.core = Locked(core)
-        #else
-            self.core = Mutex(core)
-        #endif
+        self.core = InlineLocked(core)
         self.core.withLock { core in
             // Tasks capture only this Sendable handle (weakly) and plain ids and values.
             core.scheduler.reentryTarget = self
