@@ -123,8 +123,15 @@ extension JSONValue {
     public static func forEachEscapedPiece(
         of bytes: UnsafeBufferPointer<UInt8>, _ emit: (UnsafeBufferPointer<UInt8>) -> Void
     ) {
+        // Nearly every string needs no escape at all (a name, an id, a path): found eight bytes at a time and handed
+        // over in one piece; the byte-by-byte walk starts only at the word that may hold an escape.
+        let plain = plainPrefixCount(of: bytes)
+        if plain == bytes.count {
+            if plain > 0 { emit(bytes) }
+            return
+        }
         var runStart = 0
-        for index in bytes.indices {
+        for index in plain..<bytes.count {
             let byte = bytes[index]
             guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
             if runStart < index { emit(UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
@@ -153,6 +160,40 @@ extension JSONValue {
             }
         }
         if runStart < bytes.count { emit(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
+    }
+
+    /// How many leading bytes of `bytes` (UTF-8) a JSON string holds as they are, none of them a control character,
+    /// a quotation mark or a backslash: all of them when the result is `bytes.count`. Checked eight bytes at a time:
+    /// a byte `b` of a word `w` needs an escape when `b < 0x20` or when it equals 0x22 or 0x5C, and the classic
+    /// "has a zero byte" test finds either anywhere in the word at once. The count stops at the first word that may
+    /// hold such a byte (the test can flag a word that holds none, never miss one), then goes on a byte at a time
+    /// only for the last few bytes, so a caller walks on from it byte by byte.
+    /// - Parameter bytes: the string's UTF-8.
+    /// - Returns: a count of bytes that need no escape, from the start.
+    @inlinable
+    public static func plainPrefixCount(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let start = UnsafeRawPointer(bytes.baseAddress) else { return 0 }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let word = start.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            // Bytes below 0x20: those whose value minus 0x20 borrows (for bytes without the high bit); a byte with it
+            // (UTF-8 beyond ASCII) never needs an escape, so its bits are masked out.
+            let controls = (word &- 0x2020_2020_2020_2020) & ~word & highs
+            let quote = word ^ 0x2222_2222_2222_2222
+            let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+            let zeroInQuote = (quote &- ones) & ~quote & highs
+            let zeroInBackslash = (backslash &- ones) & ~backslash & highs
+            if controls | zeroInQuote | zeroInBackslash != 0 { return offset }
+            offset += 8
+        }
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return offset }
+            offset += 1
+        }
+        return offset
     }
 }
 

@@ -27,6 +27,29 @@ struct JSONEncoderTests {
         #expect(try JSONValue(parsing: encoded) == .string(text))
     }
 
+    /// The eight-bytes-at-a-time prefix never passes a byte that needs an escape, covers the whole string when none
+    /// does, and the escaper built on it writes text that reads back as the string, at every length and position.
+    @Test func theWordWisePlainPrefixAgreesWithTheByteRule() throws {
+        var generator = SystemRandomNumberGenerator()
+        let interesting: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xE2, 0xFF]
+        func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...40, using: &generator)
+            let bytes = (0..<count).map { _ in
+                Int.random(in: 0..<8, using: &generator) == 0
+                    ? interesting.randomElement(using: &generator) ?? 0x41 : UInt8.random(in: 0x20...0x7E, using: &generator)
+            }
+            let firstEscape = bytes.firstIndex(where: needsEscape) ?? bytes.count
+            let plain = bytes.withUnsafeBufferPointer { JSONValue.plainPrefixCount(of: $0) }
+            #expect(plain <= firstEscape, "\(bytes)")
+            #expect((plain == bytes.count) == (firstEscape == bytes.count), "\(bytes)")
+            // Whole ASCII text (the generator's other bytes are not UTF-8 on their own) reads back as itself.
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { continue }
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(try JSONValue(parsing: JSONValue.string(text).jsonString) == .string(text), "\(bytes)")
+        }
+    }
+
     @Test func nonFiniteDoublesEncodeAsNull() {
         #expect(JSONValue.double(.infinity).jsonString == "null")
         #expect(JSONValue.double(-.infinity).jsonString == "null")

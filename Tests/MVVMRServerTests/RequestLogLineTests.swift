@@ -90,21 +90,6 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == text)
     }
 
-    /// The eight-bytes-at-a-time check agrees with the byte-by-byte rule, at every length and position.
-    @Test func theWordWiseEscapeCheckAgreesWithTheByteRule() {
-        var generator = SystemRandomNumberGenerator()
-        let interesting: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xE2, 0xFF]
-        for _ in 0..<20_000 {
-            let count = Int.random(in: 0...24, using: &generator)
-            let bytes = (0..<count).map { _ in
-                Bool.random(using: &generator)
-                    ? interesting.randomElement(using: &generator) ?? 0x41 : UInt8.random(in: 0x20...0xFF, using: &generator)
-            }
-            let byRule = !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
-            #expect(bytes.withUnsafeBufferPointer { LineBytes.needsNoEscape($0) } == byRule, "\(bytes)")
-        }
-    }
-
     @Test func aWriteThatDoesNotFitIsLeftOutWhole() {
         let bytes = LineBytes.make(capacity: 5) { line in
             line.put("abc")

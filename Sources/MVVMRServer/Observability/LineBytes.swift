@@ -72,14 +72,10 @@ struct LineBytes {
     }
 
     /// Writes UTF-8 `bytes` escaped as the inside of a JSON string (no quotes), as every JSON string of the project
-    /// is (``JSONValue/forEachEscapedPiece(of:_:)``). Bytes that need no escape (a path, a method, an address: nearly
-    /// every one a request's line holds) are checked in one pass and written in one copy.
+    /// is (``JSONValue/forEachEscapedPiece(of:_:)``, which finds bytes that need no escape eight at a time: a path, a
+    /// method, an address, nearly every one a request's line holds, is one copy).
     mutating func putEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if Self.needsNoEscape(bytes) {
-            put(bytes)
-        } else {
-            JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
-        }
+        JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
     }
 
     /// Writes `value` in decimal (at most 20 bytes).
@@ -109,34 +105,6 @@ struct LineBytes {
         let pair = digitPairs.utf8Start + 2 * (abs(value) % 100)
         pointer[0] = pair[0]
         pointer[1] = pair[1]
-    }
-
-    /// Whether no byte of `bytes` is a control character, a quotation mark or a backslash (what a JSON string
-    /// escapes), checked eight bytes at a time: a byte `b` of a word `w` is one of those when `b < 0x20`, or when it
-    /// equals 0x22 or 0x5C, and the classic "has a zero byte" test finds either in the whole word at once.
-    static func needsNoEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let start = UnsafeRawPointer(bytes.baseAddress) else { return true }
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        /// Whether some byte of `word` is zero.
-        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            let word = start.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            // Bytes below 0x20: those whose value minus 0x20 borrows (for bytes without the high bit); a byte with it
-            // (UTF-8 beyond ASCII) never needs an escape, so its bits are masked out.
-            let controls = (word &- 0x2020_2020_2020_2020) & ~word & highs
-            if controls != 0 || hasZeroByte(word ^ 0x2222_2222_2222_2222) || hasZeroByte(word ^ 0x5C5C_5C5C_5C5C_5C5C) {
-                return false
-            }
-            offset += 8
-        }
-        while offset < bytes.count {
-            let byte = bytes[offset]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
-            offset += 1
-        }
-        return true
     }
 
     /// Writes a duration of `microseconds` in milliseconds with three decimals (`12.345`; a negative one as `0.000`):
