@@ -215,6 +215,20 @@ def wrk(url, seconds, connections=64, threads=2, script=None, script_arguments=(
     return rate, p50, p99, user_us, system_us
 
 
+class Load:
+    """A contender's load, what its `opened()` yields: `load(seconds)` runs `wrk` against its server (see `wrk`), and
+    `pid` is the server's process (the profile section samples it while the load runs)."""
+
+    def __init__(self, url, pid, script=None, script_arguments=()):
+        self.url = url
+        self.pid = pid
+        self.script = script
+        self.script_arguments = script_arguments
+
+    def __call__(self, seconds):
+        return wrk(self.url, seconds, script=self.script, script_arguments=self.script_arguments, pid=self.pid)
+
+
 def median(values):
     ordered = sorted(values)
     middle = len(ordered) // 2
@@ -310,8 +324,7 @@ def c_server(body_file=None, headers=(), script=None, script_arguments=()):
             raise ValueError("the C server's extra headers need a body file")
         with Server([binary, str(port), *([body_file] if body_file else []), *headers], port) as server:
             url = f"http://127.0.0.1:{port}" + ("" if script else "/api/pages/greeting")
-            yield lambda seconds: wrk(url, seconds, script=script, script_arguments=script_arguments,
-                                      pid=server.process.pid)
+            yield Load(url, server.process.pid, script, script_arguments)
     return opened
 
 
@@ -324,7 +337,7 @@ def section_listener(quick):
     def microhttp():
         port = free_port()
         with Server([swift_server, str(port)], port) as server:
-            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, pid=server.process.pid)
+            yield Load(f"http://127.0.0.1:{port}/api/pages/greeting", server.process.pid)
 
     # Both answer with the same bytes: check it, since each has its own copy of the body.
     bodies = {}
@@ -478,8 +491,7 @@ def section_page_read(quick):
             script = os.path.join(OUT, "session-header.lua")
             with open(script, "w") as output:
                 output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
-            yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, script=script,
-                                      pid=server.process.pid)
+            yield Load(f"http://127.0.0.1:{port}/api/pages/greeting", server.process.pid, script)
 
     results = alternate_measured([("C", c_server(body_file, headers)), ("MVVMR page read", page_read)], rounds, seconds, quick)
     ratio = results["MVVMR page read"][0] / results["C"][0]
@@ -494,32 +506,36 @@ def section_page_read(quick):
     return "page-read", "Page read: GET /api/pages/greeting vs raw libmicrohttpd", method, table, ratio
 
 
+def logged_page_read(log_level, logged_bytes=None):
+    """`GET /api/pages/greeting` of one session as a contender: the demo at `log_level`, its standard output a pipe that
+    the harness drains (as a container runtime's log driver does); adds the bytes it wrote to
+    `logged_bytes[log_level]`."""
+    @contextlib.contextmanager
+    def contender():
+        port = free_port()
+        with Server(demo_command(port, {"LOG_LEVEL": log_level}), port, stdout_pipe=True) as server:
+            _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
+            # One script per contender: in quick mode both servers run at once, each with its own session.
+            script = os.path.join(OUT, f"session-header-{log_level}.lua")
+            with open(script, "w") as output:
+                output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
+            yield Load(f"http://127.0.0.1:{port}/api/pages/greeting", server.process.pid, script)
+            if logged_bytes is not None:
+                logged_bytes[log_level] = logged_bytes.get(log_level, 0) + server.stdout_bytes
+    return contender
+
+
 def section_page_read_logged(quick):
     """The page read with the default log level (a JSON line per request to standard output, a pipe) against the
     same read with request logs off, in one run: what the request log costs."""
     rounds, seconds = QUICK_ROUNDS if quick else FULL_ROUNDS
     os.makedirs(OUT, exist_ok=True)
     logged_bytes = {}
-
-    def page_read(log_level):
-        @contextlib.contextmanager
-        def contender():
-            port = free_port()
-            with Server(demo_command(port, {"LOG_LEVEL": log_level}), port, stdout_pipe=True) as server:
-                _, created = http_json(port, "POST", "/api/sessions", {"unit": "greeting"})
-                # One script per contender: in quick mode both servers run at once, each with its own session.
-                script = os.path.join(OUT, f"session-header-{log_level}.lua")
-                with open(script, "w") as output:
-                    output.write(f'wrk.headers["X-Session-ID"] = "{created["session"]}"\n')
-                yield lambda seconds: wrk(f"http://127.0.0.1:{port}/api/pages/greeting", seconds, script=script,
-                                          pid=server.process.pid)
-                logged_bytes[log_level] = logged_bytes.get(log_level, 0) + server.stdout_bytes
-        return contender
-
     body_file, body, headers = page_read_body_file()
     results = alternate_measured([("C", c_server(body_file, headers)),
-                                  ("logs off (LOG_LEVEL=error)", page_read("error")),
-                                  ("request logs (LOG_LEVEL=info)", page_read("info"))], rounds, seconds, quick)
+                                  ("logs off (LOG_LEVEL=error)", logged_page_read("error", logged_bytes)),
+                                  ("request logs (LOG_LEVEL=info)", logged_page_read("info", logged_bytes))],
+                                 rounds, seconds, quick)
     logged = results["request logs (LOG_LEVEL=info)"][0]
     ratio = logged / results["logs off (LOG_LEVEL=error)"][0]
     table = results_table(results, f"**Ratio with request logs / without: {ratio:.2f}** "
@@ -574,8 +590,7 @@ def action_contender(store_environment):
                 for _ in range(256):
                     _, created = http_json(port, "POST", "/api/sessions", {"unit": "counters"})
                     output.write(created["session"] + "\n")
-            yield lambda seconds: wrk(f"http://127.0.0.1:{port}", seconds, script=script,
-                                      script_arguments=[sessions_file], pid=server.process.pid)
+            yield Load(f"http://127.0.0.1:{port}", server.process.pid, script, [sessions_file])
     return opened
 
 
@@ -1969,6 +1984,123 @@ def check_budgets(counts, budgets):
     return failures, notes
 
 
+# The profile section: where a request's CPU time goes, kernel included, sampled by `perf` (cpu-clock, so it works on
+# virtual machines without hardware counters) while `wrk` loads the server. Shared objects are grouped as below.
+PROFILE_SECONDS = 5
+PROFILE_FREQUENCY = 499  # samples a second per CPU: enough for a share to the percent, little overhead
+PROFILE_GROUPS = [
+    ("kernel (system calls, TCP, scheduling)", lambda dso: dso.startswith("[kernel")),
+    ("libmicrohttpd", lambda dso: dso.startswith("libmicrohttpd")),
+    ("Swift runtime (reference counting, metadata, generics)", lambda dso: dso.startswith("libswift")),
+    ("the server's own code", lambda dso: dso in ("mvvmr-demo", "c-server")),
+    ("C library and allocator (copies, malloc, locks)", lambda dso: dso.startswith(("libc.", "libjemalloc", "libm."))),
+    ("SQLite", lambda dso: dso.startswith("libsqlite3")),
+]
+PROFILE_TOP_SYMBOLS = 12
+
+
+def perf_report(data, sort):
+    """(percent, name) rows of `perf report --sort sort` for the samples in `data`, largest first."""
+    output = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", sort, "-q"],
+                            capture_output=True, text=True, check=True).stdout
+    rows = []
+    for line in output.splitlines():
+        match = re.match(r"\s*([\d.]+)%\s+(.*\S)", line)
+        if match:
+            rows.append((float(match.group(1)), match.group(2)))
+    return rows
+
+
+def demangled(names):
+    """Swift symbols demangled (simplified) by the toolchain's `swift demangle`; other names as they are."""
+    answer = subprocess.run(["swift", "demangle", "--simplified"], input="\n".join(names), capture_output=True,
+                            text=True)
+    lines = answer.stdout.splitlines() if answer.returncode == 0 else []
+    return lines if len(lines) == len(names) else names
+
+
+def profiled(name, opened, seconds):
+    """Runs `opened()`'s load for `seconds` while `perf record` samples its server; returns the load's figures and the
+    groups' and symbols' shares of the server's samples."""
+    os.makedirs(OUT, exist_ok=True)
+    data = os.path.join(OUT, "perf-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".data")
+    with opened() as load:
+        load(1)
+        recorder = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(PROFILE_FREQUENCY),
+                                     "-p", str(load.pid), "-o", data, "--", "sleep", str(seconds + 1)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)  # perf attaches to every thread of the server before the load starts
+        figures = load(seconds)
+        if recorder.wait(timeout=seconds + 30) != 0:
+            raise RuntimeError(f"perf record of {name} failed")
+    dsos = perf_report(data, "dso")
+    symbols = perf_report(data, "dso,sym")
+    return figures, dsos, symbols
+
+
+def section_profile(quick):
+    """Where the server's CPU time goes per request, for the C server and MVVMR, by shared object and by function."""
+    seconds = 2 if quick else PROFILE_SECONDS
+    page_file, _, page_headers = page_read_body_file()
+    action_file, _, action_headers = action_body_file()
+    script, c_sessions = action_script(), os.path.join(OUT, "sessions-c-server.txt")
+    with open(c_sessions, "w") as output:
+        output.write("".join(f"c-server-session-{index}\n" for index in range(256)))
+    workloads = [
+        ("C, the page read's bytes", c_server(page_file, page_headers)),
+        ("page read, logs off", logged_page_read("error")),
+        ("page read, request logs", logged_page_read("info")),
+        ("C, the action's POSTs", c_server(action_file, action_headers, script=script, script_arguments=[c_sessions])),
+        ("action, memory store", action_contender(lambda: MEMORY_STORE)),
+        ("action, SQLite store", action_contender(lambda: sqlite_store(fresh_sqlite_path("profile"), "process"))),
+    ]
+    group_names = [group for group, _ in PROFILE_GROUPS] + ["other"]
+    header = ["| load | req/s | server CPU µs/request | " + " | ".join(group_names) + " |",
+              "|---|---:|---:|" + "---:|" * len(group_names)]
+    rows, top_tables, ratio = [], [], None
+    rates = {}
+    for name, opened in workloads:
+        (rate, _, _, user, system), dsos, symbols = profiled(name, opened, seconds)
+        rates[name] = rate
+        cpu = (user or 0) + (system or 0)
+        shares = dict.fromkeys(group_names, 0.0)
+        for percent, dso in dsos:
+            group = next((group for group, matches in PROFILE_GROUPS if matches(dso)), "other")
+            shares[group] += percent
+        total = sum(shares.values()) or 100.0
+        cells = [f"{cpu * shares[group] / total:.2f} ({shares[group] / total * 100:.0f} %)" for group in group_names]
+        rows.append(f"| {name} | {rate:,.0f} | {cpu:.2f} | " + " | ".join(cells) + " |")
+        log(f"  {name}: {rate:,.0f} req/s, {cpu:.2f} µs CPU/request; " +
+            ", ".join(f"{group.split(' (')[0]} {shares[group] / total * 100:.0f} %" for group in group_names))
+        if not name.startswith("C,"):
+            top = symbols[:PROFILE_TOP_SYMBOLS]
+            names = demangled([symbol.split("[.] ", 1)[-1].split("[k] ", 1)[-1] for _, symbol in top])
+            table = [f"**{name}**: the {len(top)} functions with the most samples (share of the server's CPU time; "
+                     "`[k]` kernel)", "", "| share | function | in |", "|---:|---|---|"]
+            for (percent, symbol), pretty in zip(top, names):
+                where = symbol.split()[0]
+                kernel = " `[k]`" if "[k]" in symbol else ""
+                pretty = pretty.replace("|", "\\|")
+                if len(pretty) > 110:
+                    pretty = pretty[:107] + "…"
+                table.append(f"| {percent:.1f} % | `{pretty}`{kernel} | {where} |")
+            top_tables += [""] + table
+    if rates.get("C, the page read's bytes"):
+        ratio = rates["page read, logs off"] / rates["C, the page read's bytes"]
+    table = [*header, *rows, "",
+             "Server CPU per request is the server process's user and system time over the requests `wrk` counted "
+             "(one run each, under `perf`, so a few percent slower than in the throughput sections); each group's "
+             "share is its share of the samples of every thread of the server. `wrk` runs on the same two cores and "
+             "is not sampled.", *top_tables]
+    method = (f"`perf record -e cpu-clock -F {PROFILE_FREQUENCY} -p PID` samples every thread of the server, kernel "
+              f"included, while `wrk -t2 -c64 -d{seconds}s` loads it (after a 1 s warm-up), one run per load: the "
+              "page-read-logged section's servers and loads (the demo's standard output a drained pipe), and the "
+              "action section's (256 counters sessions; the SQLite store with process durability), each next to the C "
+              "server answering the same requests with the same bytes. `perf report --sort dso` and `--sort dso,sym` "
+              "give the shares; Swift names are demangled by `swift demangle --simplified`.")
+    return "profile", "Where a request's CPU time goes (perf, kernel included)", method, table, ratio
+
+
 def section_callgrind(quick, record=False):
     """Instructions per request under valgrind's callgrind, against recorded budgets (Benchmarks/budgets.json)."""
     previous = load_budgets()
@@ -2045,6 +2177,7 @@ SECTIONS = {
     "fanout": section_fanout,
     "stream-memory": section_stream_memory,
     "callgrind": section_callgrind,
+    "profile": section_profile,
     "soak": section_soak,
 }
 # What `--quick` runs when no section is named: the ratio sections and the instruction budgets. memory, startup and

@@ -21,8 +21,9 @@ case "$purpose" in
     pip_packages+=(pytest pyyaml jsonpatch openapi-spec-validator selenium schemathesis==4.32.5 axe-selenium-python selenium-axe-python)
     ;;
   bench)
-    # gcc builds the C reference server (Benchmarks/c-server); nats-server serves the action-nats section.
-    apt_packages+=(curl wrk valgrind gcc nats-server)
+    # gcc builds the C reference server (Benchmarks/c-server); nats-server serves the action-nats section; linux-perf
+    # samples the servers in the profile section.
+    apt_packages+=(curl wrk valgrind gcc nats-server linux-perf)
     pip_packages+=(jsonpatch)
     ;;
   *) echo "usage: $0 [run|test|bench]" >&2; exit 2 ;;
