@@ -138,11 +138,12 @@ public final class HTTPServer: Sendable {
             if watching && watcher.hasDeadlines {
                 settings.notify_connection = { context, connection, socketContext, code in
                     guard let context, let connection, let socketContext else { return }
-                    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-                    if code == .CONNECTION_NOTIFY_STARTED {
-                        server.watcher.connectionStarted(connection, socketContext: socketContext)
-                    } else {
-                        server.watcher.connectionClosed(socketContext: socketContext)
+                    Unmanaged<HTTPServer>.fromOpaque(context)._withUnsafeGuaranteedRef { server in
+                        if code == .CONNECTION_NOTIFY_STARTED {
+                            server.watcher.connectionStarted(connection, socketContext: socketContext)
+                        } else {
+                            server.watcher.connectionClosed(socketContext: socketContext)
+                        }
                     }
                 }
                 settings.notify_connection_context = context
@@ -153,24 +154,29 @@ public final class HTTPServer: Sendable {
                     guard let context, let connection, let url, let method, let uploadDataSize, let requestSlot else {
                         return .NO
                     }
-                    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-                    return server.handleAccess(
-                        connection: connection, url: url, method: method, version: version, uploadData: uploadData,
-                        uploadDataSize: uploadDataSize, requestSlot: requestSlot)
+                    // The daemon was given the server unretained, which its owner keeps until it stops it: borrowed
+                    // here, not retained and released, or both library threads would write its reference count
+                    // (kept in a side table, for the weak references to it) at every call.
+                    return Unmanaged<HTTPServer>.fromOpaque(context)._withUnsafeGuaranteedRef { server in
+                        server.handleAccess(
+                            connection: connection, url: url, method: method, version: version,
+                            uploadData: uploadData, uploadDataSize: uploadDataSize, requestSlot: requestSlot)
+                    }
                 },
                 context,
                 { context, connection, requestSlot, termination in
                     guard let context, let requestSlot, let slot = requestSlot.pointee else { return }
                     requestSlot.pointee = nil
-                    let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-                    // Only a completed response leaves the connection open for a next request (and its header
-                    // deadline). Any other end closes it: a taken-over stream's among them, whose socket lives on
-                    // through the stream's duplicate, and must not be cut for a deadline the library's last moments
-                    // would start.
-                    if let connection, termination == .REQUEST_TERMINATED_COMPLETED_OK {
-                        server.watcher.responseCompleted(on: connection)
+                    Unmanaged<HTTPServer>.fromOpaque(context)._withUnsafeGuaranteedRef { server in
+                        // Only a completed response leaves the connection open for a next request (and its header
+                        // deadline). Any other end closes it: a taken-over stream's among them, whose socket lives
+                        // on through the stream's duplicate, and must not be cut for a deadline the library's last
+                        // moments would start.
+                        if let connection, termination == .REQUEST_TERMINATED_COMPLETED_OK {
+                            server.watcher.responseCompleted(on: connection)
+                        }
+                        server.requestCompleted(Unmanaged<RequestContext>.fromOpaque(slot).takeRetainedValue())
                     }
-                    server.requestCompleted(Unmanaged<RequestContext>.fromOpaque(slot).takeRetainedValue())
                 },
                 context
             )
@@ -229,7 +235,7 @@ public final class HTTPServer: Sendable {
         }
         lifecycle.withLock { $0.phase = .forcing }
         let stillWaiting = waiting.closeAndList()
-        for context in stillWaiting { complete(context, with: HTTPError.draining.response) }
+        for context in stillWaiting { Self.complete(context, with: HTTPError.draining.response) }
         // Every suspended connection must be resumed before the library stops: wait (briefly) for the
         // resumed ones to be answered and for streams to end.
         let forcedDeadline = clock.now + .seconds(2)
@@ -425,14 +431,14 @@ public final class HTTPServer: Sendable {
         // Suspended before the task exists, so the task's resume always finds it suspended. (Should `stop` answer
         // first, its resume lands before this suspend, which the library then cancels.)
         MHD_suspend_connection(connection)
-        Task { [self] in
+        Task {
             let response: HTTPResponse
             do {
                 response = try await handle(request)
             } catch {
                 response = Self.response(for: error)
             }
-            complete(context, with: response)
+            Self.complete(context, with: response)
         }
         return .YES
     }
@@ -447,8 +453,11 @@ public final class HTTPServer: Sendable {
         context.beginWaiting(.handling)
         let accepted = waiting.admit(context)
         guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
-        let responder = DeferredResponder { [weak self, context] response, kept in
-            self?.complete(context, with: response, keeping: kept)
+        // The responder holds the request only, not the server: completing needs nothing of the server's (a request
+        // still waiting when the server stops was answered 503 by `stop`, so a later answer finds it answered), and
+        // a weak reference to the server would be made and dropped for every request.
+        let responder = DeferredResponder { [context] response, kept in
+            Self.complete(context, with: response, keeping: kept)
         }
         let immediate: HTTPResponse?
         do {
@@ -487,7 +496,7 @@ public final class HTTPServer: Sendable {
     ///   - context: the request's.
     ///   - response: the answer.
     ///   - kept: released on the library's thread once it took the answer (here, when the request had its answer).
-    private func complete(
+    private static func complete(
         _ context: RequestContext, with response: HTTPResponse, keeping kept: (any AnyObject & Sendable)? = nil
     ) {
         context.phase?.withLock { phase in
