@@ -346,7 +346,7 @@ public final class HTTPServer: Sendable {
             return kept
         }
         _ = untaken
-        if context.isAsynchronous {
+        if context.isListedAsWaiting {
             waiting.remove(context)
         }
     }
@@ -428,6 +428,7 @@ public final class HTTPServer: Sendable {
         context.beginWaiting()
         let accepted = waiting.admit(context)
         guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
+        context.isListedAsWaiting = true
         // Suspended before the task exists, so the task's resume always finds it suspended. (Should `stop` answer
         // first, its resume lands before this suspend, which the library then cancels.)
         MHD_suspend_connection(connection)
@@ -450,9 +451,10 @@ public final class HTTPServer: Sendable {
         connection: OpaquePointer,
         method: UnsafePointer<CChar>
     ) -> MHD_Result {
+        // A stopping server that listed its waiting requests already takes no more: refused before the handler runs
+        // (and changes anything), as when every deferred request was listed first.
+        guard waiting.isAdmitting else { return queue(HTTPError.draining.response, on: connection, for: context) }
         context.beginWaiting(.handling)
-        let accepted = waiting.admit(context)
-        guard accepted else { return queue(HTTPError.draining.response, on: connection, for: context) }
         // The responder holds the request only, not the server: completing needs nothing of the server's (a request
         // still waiting when the server stops was answered 503 by `stop`, so a later answer finds it answered), and
         // a weak reference to the server would be made and dropped for every request.
@@ -465,29 +467,54 @@ public final class HTTPServer: Sendable {
         } catch {
             immediate = Self.response(for: error)
         }
-        // An answer given already (returned, or through the responder while the handler ran) goes out now;
-        // otherwise the connection is suspended, inside the lock the responder's answer takes, until it comes.
-        // What an answer given meanwhile kept is released here, once the lock is let go.
+        // An answer given already (returned, or through the responder while the handler ran) goes out now: such a
+        // request (a page read, an action on a store that keeps nothing) never waits, so it is never listed for
+        // `stop` (two of a shard's locks and a table's insert and removal saved per request). What an answer given
+        // meanwhile kept is released here, once the lock is let go.
+        if let (now, kept) = context.phase?.withLock({ phase in Self.takeAnswer(&phase, immediate: immediate) }) {
+            _ = kept
+            return queue(now, on: connection, for: context, method: method)
+        }
+        // The answer comes later: listed before the connection is suspended, so that a stopping server answers it.
+        // Refused (the server is stopping), it is answered 503 now, unless the responder answered meanwhile.
+        guard waiting.admit(context) else {
+            let refused = HTTPError.draining.response
+            let (now, kept) = context.phase?.withLock { phase in Self.takeAnswer(&phase, immediate: refused) } ?? (refused, nil)
+            _ = kept
+            return queue(now, on: connection, for: context, method: method)
+        }
+        context.isListedAsWaiting = true
+        // Suspended inside the lock the responder's answer takes, until it comes (or, should it have come since the
+        // check above, or `stop` have answered, sent now).
         let (now, kept): (HTTPResponse?, (any AnyObject & Sendable)?) = context.phase?.withLock { phase in
-            switch phase {
-            case .ready(let response, let kept):
-                phase = .answered
-                return (response, kept)
-            case .handling:
-                if let immediate {
-                    phase = .answered
-                    return (immediate, nil)
-                }
+            if let answer = Self.takeAnswer(&phase, immediate: nil) { return answer }
+            if case .handling = phase {
                 phase = .waiting
                 MHD_suspend_connection(connection)
-                return (nil, nil)
-            case .waiting, .answered:
-                return (nil, nil)
             }
+            return (nil, nil)
         } ?? (nil, nil)
         _ = kept
         if let now { return queue(now, on: connection, for: context, method: method) }
         return .YES
+    }
+
+    /// The answer a deferred request sends now, taken from its phase (which becomes `.answered`): one given already
+    /// (`.ready`), else `immediate` while the handler's thread still holds the request (`.handling`); nil otherwise.
+    private static func takeAnswer(
+        _ phase: inout RequestContext.Phase, immediate: HTTPResponse?
+    ) -> (HTTPResponse, (any AnyObject & Sendable)?)? {
+        switch phase {
+        case .ready(let response, let kept):
+            phase = .answered
+            return (response, kept)
+        case .handling:
+            guard let immediate else { return nil }
+            phase = .answered
+            return (immediate, nil)
+        case .waiting, .answered:
+            return nil
+        }
     }
 
     /// Hands an asynchronous or deferred handler's response to the connection, resuming it if it is

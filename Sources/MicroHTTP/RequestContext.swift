@@ -33,8 +33,10 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     /// A response was queued for this request.
     var responded = false
-    /// The request was handed to an asynchronous handler (and so sits in the server's waiting list).
+    /// The request was handed to an asynchronous or deferred handler.
     var isAsynchronous = false
+    /// The request sits in the server's waiting list (its answer comes later), from which it is removed when done.
+    var isListedAsWaiting = false
     var rejection: HTTPError?
     /// The request's header fields, cookies and query as packed on the first call (to check its framing),
     /// decoded when it is dispatched, so the library's list is walked once per request.

@@ -31,6 +31,10 @@ final class WaitingRequests: Sendable {
         isOpen.store(true, ordering: .relaxed)
     }
 
+    /// Whether requests are still let in: false once a stopping server has listed those waiting. A deferred request is
+    /// refused before its handler runs when it is false, as an asynchronous one is by ``admit(_:)``.
+    var isAdmitting: Bool { isOpen.load(ordering: .relaxed) }
+
     /// Adds `context`, unless the table was closed.
     /// - Returns: whether it was added.
     func admit(_ context: RequestContext) -> Bool {

@@ -126,6 +126,36 @@ import Testing
             #expect(await eventually { server.activeRequestCount == 0 })
         }
     }
+
+    /// A request answered at once never waits, so it is never listed for `stop`; one whose answer is still to come
+    /// when the grace period ends is answered 503 `draining` by the server, and its handler's late answer is dropped.
+    @Test func aDeferredRequestStillWaitingWhenTheGracePeriodEndsGets503AndItsLateAnswerIsDropped() async throws {
+        let answers = Locked([DeferredResponder]())
+        var router = HTTPRouter()
+        router.add("GET", "/now", .deferred { _, _ in .text("now") })
+        router.add("GET", "/held", .deferred { _, responder in
+            answers.withLock { $0.append(responder) }
+            return nil
+        })
+        try await withServer(router: router) { server in
+            let port = server.port
+            #expect(try await blocking { try RawHTTP.request(port: port, "GET", "/now").text } == "now")
+            let inFlight = Task { try await blocking { try RawHTTP.request(port: port, "GET", "/held", timeout: .seconds(10)) } }
+            #expect(await eventually { answers.withLock { $0.count } == 1 })
+            let took = await blocking { () -> Duration in
+                let start = ContinuousClock.now
+                server.stop(gracePeriod: .milliseconds(200))
+                return ContinuousClock.now - start
+            }
+            let response = try await inFlight.value
+            #expect(response.status == 503)
+            #expect(errorCode(response) == "draining")
+            #expect(took < .seconds(2), "the request answered at once was not left waiting")
+            let responder = try #require(answers.withLock { $0.popLast() })
+            responder.respond(.text("too late"))
+            #expect(server.activeRequestCount == 0)
+        }
+    }
 }
 
 /// Counts its own release; holds a responder, as a session store's answer does.
