@@ -455,12 +455,7 @@ public final class HTTPServer: Sendable {
         // (and changes anything), as when every deferred request was listed first.
         guard waiting.isAdmitting else { return queue(HTTPError.draining.response, on: connection, for: context) }
         context.beginWaiting(.handling)
-        // The responder holds the request only, not the server: completing needs nothing of the server's (a request
-        // still waiting when the server stops was answered 503 by `stop`, so a later answer finds it answered), and
-        // a weak reference to the server would be made and dropped for every request.
-        let responder = DeferredResponder { [context] response, kept in
-            Self.complete(context, with: response, keeping: kept)
-        }
+        let responder = DeferredResponder(context: context)
         let immediate: HTTPResponse?
         do {
             immediate = try handle(request, responder)
@@ -523,7 +518,7 @@ public final class HTTPServer: Sendable {
     ///   - context: the request's.
     ///   - response: the answer.
     ///   - kept: released on the library's thread once it took the answer (here, when the request had its answer).
-    private static func complete(
+    static func complete(
         _ context: RequestContext, with response: HTTPResponse, keeping kept: (any AnyObject & Sendable)? = nil
     ) {
         context.phase?.withLock { phase in

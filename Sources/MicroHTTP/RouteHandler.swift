@@ -15,10 +15,16 @@ public enum RouteHandler: Sendable {
 /// The way a ``RouteHandler/deferred(_:)`` handler answers later: the first answer wins; later ones, and
 /// answers after the server stopped waiting (it answered 503 itself at shutdown), are ignored.
 public final class DeferredResponder: Sendable {
-    private let answer: @Sendable (HTTPResponse, (any AnyObject & Sendable)?) -> Void
+    /// The request answered. Not the server: completing needs nothing of the server's (a request still waiting when
+    /// the server stops was answered 503 by it, so a later answer finds it answered).
+    private let context: RequestContext
 
-    init(answer: @escaping @Sendable (HTTPResponse, (any AnyObject & Sendable)?) -> Void) {
-        self.answer = answer
+    init(context: RequestContext) {
+        self.context = context
+    }
+
+    private func answer(_ response: HTTPResponse, _ kept: (any AnyObject & Sendable)?) {
+        HTTPServer.complete(context, with: response, keeping: kept)
     }
 
     /// Sends `response` for the request.
