@@ -115,12 +115,38 @@ public struct WireNavigationState: WireMessage, Hashable {
 
     /// Appends the three members from values held elsewhere (no message made for them).
     static func encodeMembers(stack: [String], presented: String?, forward: [String], into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#""stack":"#)
-        bytes.appendStrings(stack)
-        bytes.appendLiteral(#","presented":"#)
-        bytes.appendOptionalString(presented)
-        bytes.appendLiteral(#","forward":"#)
-        bytes.appendStrings(forward)
+        let capacity = membersCapacity(stack: stack, presented: presented, forward: forward)
+        bytes.append(contentsOf: BoundedBytes.make(capacity: capacity) {
+            writeMembers(stack: stack, presented: presented, forward: forward, into: &$0)
+        })
+    }
+
+    /// The most bytes ``writeMembers(stack:presented:forward:into:)`` writes.
+    static func membersCapacity(stack: [String], presented: String?, forward: [String]) -> Int {
+        /// An array of strings: brackets, and each string's quotes, escapes and comma.
+        func arrayCapacity(_ strings: [String]) -> Int {
+            strings.reduce(2) { $0 + BoundedBytes.escapedCapacity($1) + 3 }
+        }
+        return 40 + arrayCapacity(stack) + arrayCapacity(forward) + (presented.map(BoundedBytes.escapedCapacity) ?? 0)
+    }
+
+    /// Writes `"stack":…,"presented":…,"forward":…`: the one writer of the three members.
+    static func writeMembers(stack: [String], presented: String?, forward: [String], into bytes: inout BoundedBytes) {
+        /// `["a","b"]`.
+        func writeStrings(_ strings: [String]) {
+            bytes.put(UInt8(ascii: "["))
+            for index in strings.indices {
+                if index > strings.startIndex { bytes.put(UInt8(ascii: ",")) }
+                bytes.putString(strings[index])
+            }
+            bytes.put(UInt8(ascii: "]"))
+        }
+        bytes.put(#""stack":"#)
+        writeStrings(stack)
+        bytes.put(#","presented":"#)
+        if let presented { bytes.putString(presented) } else { bytes.put("null") }
+        bytes.put(#","forward":"#)
+        writeStrings(forward)
     }
 
     /// Reads a navigation state; a missing `forward` (a server older than the forward list) is empty.
@@ -293,14 +319,14 @@ public struct WireSnapshot: WireMessage, Hashable {
 
     /// Appends the snapshot's text.
     public func encode(into bytes: inout [UInt8]) {
-        Self.encode(
-            session: session, unit: page.unit, rev: page.rev, seq: seq, stack: navigation.stack,
-            presented: navigation.presented, forward: navigation.forward, into: &bytes,
-            view: { page.view.encode(into: &$0) }, actions: { $0.appendMessages(page.actions) })
+        bytes.append(contentsOf: Self.encoded(
+            session: session, unit: page.unit, rev: page.rev, seq: seq, encodedView: page.view.jsonBytes,
+            encodedActions: WireAction.encodedList(page.actions), stack: navigation.stack,
+            presented: navigation.presented, forward: navigation.forward))
     }
 
-    /// Appends a snapshot whose view and actions are already JSON text, as a server that keeps them encoded
-    /// writes its page reads (the same text ``encode(into:)`` gives for their values).
+    /// Appends a snapshot whose view and actions are already JSON text (as ``encoded(session:unit:rev:seq:encodedView:encodedActions:stack:presented:forward:)``
+    /// gives it).
     /// - Parameters:
     ///   - session: the session's id.
     ///   - unit: the unit's name.
@@ -316,34 +342,49 @@ public struct WireSnapshot: WireMessage, Hashable {
         session: String, unit: String, rev: Int, seq: Int, encodedView: [UInt8], encodedActions: [UInt8],
         stack: [String], presented: String?, forward: [String], into bytes: inout [UInt8]
     ) {
-        encode(
-            session: session, unit: unit, rev: rev, seq: seq, stack: stack, presented: presented, forward: forward,
-            into: &bytes,
-            view: { bytes in encodedView.withUnsafeBufferPointer { bytes.append(contentsOf: $0) } },
-            actions: { bytes in encodedActions.withUnsafeBufferPointer { bytes.append(contentsOf: $0) } })
+        bytes.append(contentsOf: encoded(
+            session: session, unit: unit, rev: rev, seq: seq, encodedView: encodedView, encodedActions: encodedActions,
+            stack: stack, presented: presented, forward: forward))
     }
 
-    /// The one writer of a snapshot's members, with its view and actions written by the caller.
-    @inline(__always)
-    private static func encode(
-        session: String, unit: String, rev: Int, seq: Int, stack: [String], presented: String?, forward: [String],
-        into bytes: inout [UInt8], view: (inout [UInt8]) -> Void, actions: (inout [UInt8]) -> Void
-    ) {
-        bytes.appendLiteral(#"{"session":"#)
-        bytes.appendString(session)
-        bytes.appendLiteral(#","unit":"#)
-        bytes.appendString(unit)
-        bytes.appendLiteral(#","rev":"#)
-        bytes.appendInteger(rev)
-        bytes.appendLiteral(#","seq":"#)
-        bytes.appendInteger(seq)
-        bytes.appendLiteral(#","view":"#)
-        view(&bytes)
-        bytes.appendLiteral(#","actions":"#)
-        actions(&bytes)
-        bytes.appendLiteral(#","navigation":{"#)
-        WireNavigationState.encodeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
-        bytes.appendLiteral("}}")
+    /// The text of a snapshot whose view and actions are already JSON text, as a server that keeps them encoded
+    /// answers its page reads (the same text ``encode(into:)`` gives for their values): written once, into room
+    /// sized for it, by the one writer of a snapshot's members.
+    /// - Parameters:
+    ///   - session: the session's id.
+    ///   - unit: the unit's name.
+    ///   - rev: the page's revision.
+    ///   - seq: the session's latest event id.
+    ///   - encodedView: the view's JSON text.
+    ///   - encodedActions: the actions' JSON text (``WireAction/encodedList(_:)``).
+    ///   - stack: the navigation's stack.
+    ///   - presented: the navigation's presented unit.
+    ///   - forward: the navigation's forward list.
+    /// - Returns: the snapshot's JSON text.
+    public static func encoded(
+        session: String, unit: String, rev: Int, seq: Int, encodedView: [UInt8], encodedActions: [UInt8],
+        stack: [String], presented: String?, forward: [String]
+    ) -> [UInt8] {
+        let capacity = 80 + BoundedBytes.escapedCapacity(session) + BoundedBytes.escapedCapacity(unit)
+            + 2 * BoundedBytes.decimalCapacity + encodedView.count + encodedActions.count
+            + WireNavigationState.membersCapacity(stack: stack, presented: presented, forward: forward)
+        return BoundedBytes.make(capacity: capacity) { bytes in
+            bytes.put(#"{"session":"#)
+            bytes.putString(session)
+            bytes.put(#","unit":"#)
+            bytes.putString(unit)
+            bytes.put(#","rev":"#)
+            bytes.putDecimal(rev)
+            bytes.put(#","seq":"#)
+            bytes.putDecimal(seq)
+            bytes.put(#","view":"#)
+            bytes.put(encodedView)
+            bytes.put(#","actions":"#)
+            bytes.put(encodedActions)
+            bytes.put(#","navigation":{"#)
+            WireNavigationState.writeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
+            bytes.put("}}")
+        }
     }
 
     /// Reads a snapshot.

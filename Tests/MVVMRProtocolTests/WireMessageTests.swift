@@ -162,6 +162,18 @@ enum WireSamples {
         #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: snapshot.jsonBytes, as: UTF8.self))
     }
 
+    /// The snapshot's room is sized for the worst case: strings made only of bytes that take six each, and the
+    /// longest integers, still come out whole (a write that did not fit would be left out, and the text not parse).
+    @Test func aSnapshotOfStringsThatAllNeedEscapesIsWrittenWhole() throws {
+        let worst = String(repeating: "\u{1}", count: 40)
+        let snapshot = WireSnapshot(
+            session: worst, page: WirePage(unit: worst, rev: Int.min, view: [worst: .string(worst)], actions: []),
+            seq: Int.max, navigation: WireNavigationState(stack: [worst, worst], presented: worst, forward: [worst, worst]))
+        #expect(try WireSnapshot(parsing: snapshot.jsonBytes) == snapshot)
+        let navigation = WireNavigationState(stack: [worst], presented: nil, forward: [])
+        #expect(try WireNavigationState(parsing: navigation.jsonBytes) == navigation)
+    }
+
     /// The patch response written without making the message is the message's text.
     @Test func aPatchResponseWrittenDirectlyIsTheMessagesText() {
         for patch in [JSONPatch(), WireSamples.patch] {

@@ -8,92 +8,11 @@ import Synchronization
     import Musl
 #endif
 
-/// A log line's bytes, written through a pointer into room its encoder sized beforehand: an encoder that knows the
-/// most bytes it may write makes one allocation and checks one bound per write, where appending to an array checks
-/// its capacity and its uniqueness at every byte. A write that would not fit is left out (the line is then cut short,
-/// which a correctly sized line never is).
-struct LineBytes {
-    private let base: UnsafeMutablePointer<UInt8>
-    private let capacity: Int
-    /// How many bytes are written.
-    private(set) var count = 0
+/// A log line's bytes: the project's bounded writer (one allocation, one bound checked per write), with what a log
+/// line writes besides JSON text (its timestamp, its duration, an address).
+typealias LineBytes = BoundedBytes
 
-    /// Writes into the `capacity` bytes at `base` (which the caller owns, and reads `count` of afterwards).
-    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
-        self.base = base
-        self.capacity = capacity
-    }
-
-    /// The bytes `write` writes into room for `capacity` of them.
-    static func make(capacity: Int, _ write: (inout LineBytes) -> Void) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
-            guard let base = buffer.baseAddress else {
-                initialized = 0
-                return
-            }
-            var bytes = LineBytes(base: base, capacity: buffer.count)
-            write(&bytes)
-            initialized = bytes.count
-        }
-    }
-
-    /// Writes one byte.
-    mutating func put(_ byte: UInt8) {
-        guard count < capacity else { return }
-        base[count] = byte
-        count += 1
-    }
-
-    /// Writes a literal's UTF-8 (a literal made of code units; one of a single scalar is written through its text).
-    mutating func put(_ literal: StaticString) {
-        guard literal.hasPointerRepresentation else {
-            literal.withUTF8Buffer { put($0) }
-            return
-        }
-        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-    }
-
-    /// Writes `bytes`.
-    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let source = bytes.baseAddress, count + bytes.count <= capacity else { return }
-        (base + count).update(from: source, count: bytes.count)
-        count += bytes.count
-    }
-
-    /// The most bytes ``putEscaped(_:)`` writes for `text`: six for each of its bytes (`\u0001`).
-    static func escapedCapacity(_ text: String) -> Int { 6 * text.utf8.count }
-
-    /// Writes `text` escaped as the inside of a JSON string (no quotes).
-    mutating func putEscaped(_ text: String) {
-        // `withUTF8` reads a small string's bytes in place too (a copy of the string is no copy of its bytes unless
-        // it is a bridged one, which this server never makes).
-        var text = text
-        text.withUTF8 { putEscaped($0) }
-    }
-
-    /// Writes UTF-8 `bytes` escaped as the inside of a JSON string (no quotes), as every JSON string of the project
-    /// is (``JSONValue/forEachEscapedPiece(of:_:)``, which finds bytes that need no escape eight at a time: a path, a
-    /// method, an address, nearly every one a request's line holds, is one copy).
-    mutating func putEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
-    }
-
-    /// Writes `value` in decimal (at most 20 bytes).
-    mutating func putDecimal(_ value: Int) {
-        if value < 0 { put(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            } while rest > 0
-            put(UnsafeBufferPointer(rebasing: buffer.bindMemory(to: UInt8.self)[start...]))
-        }
-    }
-
+extension BoundedBytes {
     /// The two-digit texts of 0 to 99, back to back: two digits are one lookup.
     private static let digitPairs: StaticString = """
         0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
@@ -113,11 +32,10 @@ struct LineBytes {
         let microseconds = max(0, microseconds)
         putDecimal(microseconds / 1_000)
         let fraction = microseconds % 1_000
-        guard count + 4 <= capacity else { return }
-        base[count] = UInt8(ascii: ".")
-        base[count + 1] = UInt8(ascii: "0") + UInt8(fraction / 100)
-        Self.storeTwoDigits(fraction % 100, at: base + count + 2)
-        count += 4
+        guard let room = claim(4) else { return }
+        room[0] = UInt8(ascii: ".")
+        room[1] = UInt8(ascii: "0") + UInt8(fraction / 100)
+        Self.storeTwoDigits(fraction % 100, at: room + 2)
     }
 
     /// The bytes ``putTimestamp(seconds:milliseconds:)`` writes.
@@ -167,11 +85,10 @@ struct LineBytes {
     /// milliseconds, in one write. The calendar date is computed from the day number (the proleptic Gregorian
     /// calendar), with no call to `gmtime_r`, which takes a process-wide lock.
     mutating func putTimestamp(seconds: Int, milliseconds: Int) {
-        guard count + Self.timestampCount <= capacity else { return }
+        guard let start = claim(Self.timestampCount) else { return }
         let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86_400)
         let (dayNumber, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86_400) : (days, secondOfDay)
         let (year, month, day) = Self.civilDate(dayNumber: dayNumber)
-        let start = base + count
         Self.storeTwoDigits(year / 100, at: start)
         Self.storeTwoDigits(year % 100, at: start + 2)
         start[4] = UInt8(ascii: "-")
@@ -188,12 +105,10 @@ struct LineBytes {
         start[20] = UInt8(ascii: "0") + UInt8(milliseconds / 100 % 10)
         Self.storeTwoDigits(milliseconds % 100, at: start + 21)
         start[23] = UInt8(ascii: "Z")
-        count += Self.timestampCount
     }
 
     /// Writes `address` as text.
     mutating func put(_ address: IPAddress) {
-        guard count + IPAddress.maximumTextCount <= capacity else { return }
-        count += address.writeText(into: UnsafeMutableBufferPointer(start: base + count, count: IPAddress.maximumTextCount))
+        put(atMost: IPAddress.maximumTextCount) { address.writeText(into: $0) }
     }
 }

@@ -48,13 +48,10 @@ extension PageRead {
     ///   - session: the session's id.
     ///   - encodedActions: `WireAction.encodedList` of the unit's actions.
     func body(session: String, encodedActions: [UInt8]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(192 + encodedView.count + encodedActions.count)
-        WireSnapshot.encode(
+        WireSnapshot.encoded(
             session: session, unit: snapshot.unit, rev: snapshot.rev, seq: sequence, encodedView: encodedView,
             encodedActions: encodedActions, stack: navigation.stack, presented: navigation.presented,
-            forward: navigation.forward, into: &bytes)
-        return bytes
+            forward: navigation.forward)
     }
 }
 

@@ -1,0 +1,159 @@
+/// Bytes written through a pointer into room the writer sized beforehand: a writer that knows the most bytes it may
+/// write makes one allocation and checks one bound per write, where appending to an array checks its capacity and
+/// its uniqueness, and goes through the generic copy of a sequence, at every append. A write that would not fit is
+/// left out whole (the text is then cut short, which correctly sized room never is).
+///
+/// The writer of the hot messages (a page read's snapshot) and of log lines.
+public struct BoundedBytes {
+    @usableFromInline let base: UnsafeMutablePointer<UInt8>
+    @usableFromInline let capacity: Int
+    @usableFromInline var written = 0
+
+    /// How many bytes are written.
+    @inlinable public var count: Int { written }
+
+    /// Writes into the `capacity` bytes at `base` (which the caller owns, and reads `count` of afterwards).
+    /// - Parameters:
+    ///   - base: the room's first byte.
+    ///   - capacity: how many bytes the room holds.
+    @inlinable
+    public init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    /// The bytes `write` writes into room for `capacity` of them, as an array of exactly those bytes' storage.
+    /// - Parameters:
+    ///   - capacity: the most bytes `write` may write.
+    ///   - write: writes the bytes.
+    /// - Returns: the bytes written.
+    @inlinable
+    public static func make(capacity: Int, _ write: (inout BoundedBytes) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: max(0, capacity)) { buffer, initialized in
+            guard let base = buffer.baseAddress else {
+                initialized = 0
+                return
+            }
+            var bytes = BoundedBytes(base: base, capacity: buffer.count)
+            write(&bytes)
+            initialized = bytes.count
+        }
+    }
+
+    /// Claims the next `count` bytes for the caller to fill, when they fit: the pointer to them, else nil (and
+    /// nothing is claimed).
+    /// - Parameter count: how many bytes.
+    /// - Returns: where they go.
+    @inlinable
+    public mutating func claim(_ count: Int) -> UnsafeMutablePointer<UInt8>? {
+        guard count >= 0, written + count <= capacity else { return nil }
+        defer { written += count }
+        return base + written
+    }
+
+    /// Lets `write` fill up to `maximum` bytes in place, when that many fit (else nothing is written); `write` returns
+    /// how many it wrote (at most `maximum`).
+    /// - Parameters:
+    ///   - maximum: the most bytes `write` may write.
+    ///   - write: fills the room it is given from its start; returns the count.
+    @inlinable
+    public mutating func put(atMost maximum: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
+        guard maximum >= 0, written + maximum <= capacity else { return }
+        written += min(maximum, max(0, write(UnsafeMutableBufferPointer(start: base + written, count: maximum))))
+    }
+
+    /// Writes one byte.
+    /// - Parameter byte: the byte.
+    @inlinable
+    public mutating func put(_ byte: UInt8) {
+        guard written < capacity else { return }
+        base[written] = byte
+        written += 1
+    }
+
+    /// Writes a literal's UTF-8 (a literal of a single scalar is written through its text).
+    /// - Parameter literal: the literal.
+    @inlinable
+    public mutating func put(_ literal: StaticString) {
+        guard literal.hasPointerRepresentation else {
+            literal.withUTF8Buffer { put($0) }
+            return
+        }
+        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Writes `bytes`.
+    /// - Parameter bytes: the bytes.
+    @inlinable
+    public mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, written + bytes.count <= capacity else { return }
+        (base + written).update(from: source, count: bytes.count)
+        written += bytes.count
+    }
+
+    /// Writes the bytes of an array.
+    /// - Parameter bytes: the bytes.
+    @inlinable
+    public mutating func put(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { put($0) }
+    }
+
+    /// The most bytes ``putEscaped(_:)-(String)`` writes for `text`: six for each of its bytes (`\u0001`).
+    /// - Parameter text: the text.
+    /// - Returns: a byte count.
+    @inlinable
+    public static func escapedCapacity(_ text: String) -> Int { 6 * text.utf8.count }
+
+    /// Writes `text` escaped as the inside of a JSON string (no quotes).
+    /// - Parameter text: the text.
+    @inlinable
+    public mutating func putEscaped(_ text: String) {
+        // `withUTF8` reads a small string's bytes in place too (a copy of the string is no copy of its bytes unless
+        // it is a bridged one, which this project never makes).
+        var text = text
+        text.withUTF8 { putEscaped($0) }
+    }
+
+    /// Writes UTF-8 `bytes` escaped as the inside of a JSON string (no quotes), as every JSON string of the project
+    /// is (``JSONValue/forEachEscapedPiece(of:_:)``, which finds bytes that need no escape eight at a time).
+    /// - Parameter bytes: the text's UTF-8.
+    @inlinable
+    public mutating func putEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
+        JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
+    }
+
+    /// Writes `text` as a JSON string: quoted and escaped, as ``JSONValue/encodeString(_:into:)`` writes it. Takes
+    /// at most ``escapedCapacity(_:)`` + 2 bytes.
+    /// - Parameter text: the text.
+    @inlinable
+    public mutating func putString(_ text: String) {
+        put(UInt8(ascii: "\""))
+        putEscaped(text)
+        put(UInt8(ascii: "\""))
+    }
+
+    /// The most bytes ``putDecimal(_:)`` writes.
+    @inlinable public static var decimalCapacity: Int { 20 }
+
+    /// Writes `value` in decimal, as ``JSONValue/encodeInteger(_:into:)`` writes it (at most 20 bytes).
+    /// - Parameter value: the integer.
+    @inlinable
+    public mutating func putDecimal(_ value: Int) {
+        if value >= 0 && value < 10 {
+            put(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
+        if value < 0 { put(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            put(UnsafeBufferPointer(rebasing: buffer.bindMemory(to: UInt8.self)[start...]))
+        }
+    }
+}
