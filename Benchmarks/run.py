@@ -495,7 +495,8 @@ def section_page_read(quick):
 
     results = alternate_measured([("C", c_server(body_file, headers)), ("MVVMR page read", page_read)], rounds, seconds, quick)
     ratio = results["MVVMR page read"][0] / results["C"][0]
-    table = results_table(results, f"**Ratio page read / C: {ratio:.2f}** (target ≥ 0.85).")
+    table = results_table(results, f"**Ratio page read / C: {ratio:.2f}** (target ≥ 0.9 with request logs off, as "
+                                   "here; ≥ 0.85 with them: the page-read-logged section).")
     method = (f"`wrk -t2 -c64 -d{seconds}s --latency`, {rounds_description(rounds, quick)}. MVVMR: the release "
               "`mvvmr-demo` (`LOG_LEVEL=error`, a fresh SQLite session store, which a read does not write), "
               "`GET /api/pages/greeting` with `X-Session-ID` of one existing "
