@@ -130,21 +130,6 @@ extension Array where Element == UInt8 {
         JSONValue.encodeInteger(number, into: &self)
     }
 
-    /// Appends `"text"`, or `null` for `nil`.
-    mutating func appendOptionalString(_ text: String?) {
-        if let text { appendString(text) } else { appendLiteral("null") }
-    }
-
-    /// Appends `["a","b"]`.
-    mutating func appendStrings(_ strings: [String]) {
-        append(UInt8(ascii: "["))
-        for (index, text) in strings.enumerated() {
-            if index > 0 { append(UInt8(ascii: ",")) }
-            appendString(text)
-        }
-        append(UInt8(ascii: "]"))
-    }
-
     /// Appends a JSON array of messages.
     mutating func appendMessages<Message: WireMessage>(_ messages: [Message]) {
         append(UInt8(ascii: "["))

@@ -325,28 +325,6 @@ public struct WireSnapshot: WireMessage, Hashable {
             presented: navigation.presented, forward: navigation.forward))
     }
 
-    /// Appends a snapshot whose view and actions are already JSON text (as ``encoded(session:unit:rev:seq:encodedView:encodedActions:stack:presented:forward:)``
-    /// gives it).
-    /// - Parameters:
-    ///   - session: the session's id.
-    ///   - unit: the unit's name.
-    ///   - rev: the page's revision.
-    ///   - seq: the session's latest event id.
-    ///   - encodedView: the view's JSON text.
-    ///   - encodedActions: the actions' JSON text (``WireAction/encodedList(_:)``).
-    ///   - stack: the navigation's stack.
-    ///   - presented: the navigation's presented unit.
-    ///   - forward: the navigation's forward list.
-    ///   - bytes: the buffer the text is appended to.
-    public static func encode(
-        session: String, unit: String, rev: Int, seq: Int, encodedView: [UInt8], encodedActions: [UInt8],
-        stack: [String], presented: String?, forward: [String], into bytes: inout [UInt8]
-    ) {
-        bytes.append(contentsOf: encoded(
-            session: session, unit: unit, rev: rev, seq: seq, encodedView: encodedView, encodedActions: encodedActions,
-            stack: stack, presented: presented, forward: forward))
-    }
-
     /// The text of a snapshot whose view and actions are already JSON text, as a server that keeps them encoded
     /// answers its page reads (the same text ``encode(into:)`` gives for their values): written once, into room
     /// sized for it, by the one writer of a snapshot's members.

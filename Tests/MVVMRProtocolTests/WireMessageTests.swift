@@ -151,15 +151,15 @@ enum WireSamples {
     }
 
     /// A snapshot written from its view's and actions' text is the text of the snapshot written from their values.
-    @Test func aSnapshotFromEncodedPartsIsTheSnapshotFromValues() {
+    @Test func aSnapshotFromEncodedPartsIsTheSnapshotFromValues() throws {
         let snapshot = WireSamples.snapshot
-        var bytes: [UInt8] = []
-        WireSnapshot.encode(
+        let bytes = WireSnapshot.encoded(
             session: snapshot.session, unit: snapshot.page.unit, rev: snapshot.page.rev, seq: snapshot.seq,
             encodedView: snapshot.page.view.jsonBytes, encodedActions: WireAction.encodedList(snapshot.page.actions),
             stack: snapshot.navigation.stack, presented: snapshot.navigation.presented,
-            forward: snapshot.navigation.forward, into: &bytes)
+            forward: snapshot.navigation.forward)
         #expect(String(decoding: bytes, as: UTF8.self) == String(decoding: snapshot.jsonBytes, as: UTF8.self))
+        #expect(try WireSnapshot(parsing: bytes) == snapshot)
     }
 
     /// The snapshot's room is sized for the worst case: strings made only of bytes that take six each, and the
