@@ -143,17 +143,6 @@ public struct BoundedBytes {
             put(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
-        if value < 0 { put(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            } while rest > 0
-            put(UnsafeBufferPointer(rebasing: buffer.bindMemory(to: UInt8.self)[start...]))
-        }
+        JSONValue.withDecimalText(of: value) { put($0) }
     }
 }

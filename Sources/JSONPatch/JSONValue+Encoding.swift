@@ -68,17 +68,31 @@ extension JSONValue {
             buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
-        // Digits are produced least significant first into a small stack buffer, then copied.
-        var magnitude = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var count = 0
+        withDecimalText(of: value) { buffer.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with the decimal text of `value` (a `-`, then at most 19 digits), made least significant digit
+    /// first in stack room: the one integer-to-text of the project's JSON writers (``encodeInteger(_:into:)``,
+    /// ``BoundedBytes/putDecimal(_:)``).
+    /// - Parameters:
+    ///   - value: the integer.
+    ///   - body: receives the text's UTF-8, valid only during the call.
+    @inlinable
+    public static func withDecimalText(of value: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        var rest = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { room in
+            var start = room.count
             repeat {
-                digits[19 - count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude != 0
-            if value < 0 { buffer.append(UInt8(ascii: "-")) }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[(20 - count)..<20]))
+                start -= 1
+                room[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 {
+                start -= 1
+                room[start] = UInt8(ascii: "-")
+            }
+            body(UnsafeBufferPointer(rebasing: room.bindMemory(to: UInt8.self)[start...]))
         }
     }
 
