@@ -676,11 +676,7 @@ private final class TerminationLog: Sendable {
             let port = server.port
             let inFlight = Task { try await blocking { try RawHTTP.request(port: port, "GET", "/slow", timeout: .seconds(10)) } }
             #expect(await eventually { gate.arrivals == 1 })
-            let took = await blocking { () -> Duration in
-                let start = ContinuousClock.now
-                server.stop(gracePeriod: .milliseconds(300))
-                return ContinuousClock.now - start
-            }
+            let took = await timedStop(server, gracePeriod: .milliseconds(300))
             let response = try await inFlight.value
             #expect(response.status == 503)
             #expect(errorCode(response) == "draining")
@@ -707,11 +703,7 @@ private final class TerminationLog: Sendable {
                     return client.ended
                 } }
             }
-            let took = await blocking { () -> Duration in
-                let start = ContinuousClock.now
-                server.stop(gracePeriod: .seconds(5))
-                return ContinuousClock.now - start
-            }
+            let took = await timedStop(server, gracePeriod: .seconds(5))
             #expect(took < .seconds(2), "stop does not wait out the grace period for streams")
             for reader in readers { #expect(try await reader.value) }
             #expect(log.reasons == [.serverStopping, .serverStopping, .serverStopping])
@@ -728,11 +720,7 @@ private final class TerminationLog: Sendable {
             let first = try await blocking { try RawHTTP.request(port: port, "GET", "/ping") }
             #expect(first.status == 200)
             await blocking { server.stop(gracePeriod: .milliseconds(100)) }
-            let second = await blocking { () -> Duration in
-                let start = ContinuousClock.now
-                server.stop(gracePeriod: .seconds(5))
-                return ContinuousClock.now - start
-            }
+            let second = await timedStop(server, gracePeriod: .seconds(5))
             #expect(second < .milliseconds(100))
             #expect(server.isDraining)
             #expect(Self.connectionRefused(port: port))

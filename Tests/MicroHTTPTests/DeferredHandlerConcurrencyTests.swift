@@ -142,11 +142,7 @@ import Testing
             #expect(try await blocking { try RawHTTP.request(port: port, "GET", "/now").text } == "now")
             let inFlight = Task { try await blocking { try RawHTTP.request(port: port, "GET", "/held", timeout: .seconds(10)) } }
             #expect(await eventually { answers.withLock { $0.count } == 1 })
-            let took = await blocking { () -> Duration in
-                let start = ContinuousClock.now
-                server.stop(gracePeriod: .milliseconds(200))
-                return ContinuousClock.now - start
-            }
+            let took = await timedStop(server, gracePeriod: .milliseconds(200))
             let response = try await inFlight.value
             #expect(response.status == 503)
             #expect(errorCode(response) == "draining")

@@ -413,11 +413,7 @@ private func openStream(port: Int) throws -> RawConnection {
                     }
                 }
             }
-            let took = await blocking { () -> Duration in
-                let start = ContinuousClock.now
-                server.stop(gracePeriod: .milliseconds(500))
-                return ContinuousClock.now - start
-            }
+            let took = await timedStop(server, gracePeriod: .milliseconds(500))
             for reader in readers {
                 let (data, ended) = try await reader.value
                 #expect(data == ["last words"])

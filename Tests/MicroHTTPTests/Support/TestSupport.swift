@@ -35,6 +35,15 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     }
 }
 
+/// Stops `server` with `gracePeriod` off the cooperative pool, and returns how long `stop` took.
+func timedStop(_ server: HTTPServer, gracePeriod: Duration) async -> Duration {
+    await blocking { () -> Duration in
+        let start = ContinuousClock.now
+        server.stop(gracePeriod: gracePeriod)
+        return ContinuousClock.now - start
+    }
+}
+
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
 func eventually(timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(10), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
