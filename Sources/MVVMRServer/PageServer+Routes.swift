@@ -73,12 +73,12 @@ extension PageServer {
             } catch {
                 response = error.httpError.response
             }
+            let credential = ack.credential
             guard let session = ack.session else {
-                return account(request, route: pattern, counting: ok, response, started: started, credential: ack.credential)
+                return account(request, route: pattern, counting: ok, response, started: started, credential: credential)
             }
             // The answer that waits for the store is made only when the input is not stored yet.
             let durability = session.durability(of: ack.inputNumber) {
-                let credential = ack.credential
                 let answer = StoredAnswer(responder: responder) { [self] failure in
                     let answer = failure.map { storeRefusal($0, session: session) } ?? response
                     return account(request, route: pattern, counting: ok, answer, started: started, credential: credential)
@@ -86,12 +86,13 @@ extension PageServer {
                 return { failure in answer.send(failure) }
             }
             switch durability {
-            case .stored: return account(request, route: pattern, counting: ok, response, started: started, credential: ack.credential)
-            case .waiting: return nil
+            case .stored:
+                return account(request, route: pattern, counting: ok, response, started: started, credential: credential)
+            case .waiting:
+                return nil
             case .failed(let failure):
-                return account(
-                    request, route: pattern, counting: ok, storeRefusal(failure, session: session), started: started,
-                    credential: ack.credential)
+                let refusal = storeRefusal(failure, session: session)
+                return account(request, route: pattern, counting: ok, refusal, started: started, credential: credential)
             }
         })
     }
@@ -139,7 +140,8 @@ extension PageServer {
                 level,
                 RequestLogFields(
                     method: request.method, path: request.rawPath, status: response.status,
-                    microseconds: MonotonicClock.microseconds() - started, address: logAddress(request), session: credential.identifier(orElse: { credentials(request) })))
+                    microseconds: MonotonicClock.microseconds() - started, address: logAddress(request),
+                    session: credential.identifier(orElse: { credentials(request) })))
         }
         return response
     }
