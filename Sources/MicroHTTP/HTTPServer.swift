@@ -325,12 +325,10 @@ public final class HTTPServer: Sendable {
         // The body is complete, or the connection was resumed after an asynchronous handler.
         if watcher.hasDeadlines && !context.isAsynchronous { watcher.requestReceived(on: connection) }
         // What the answer kept is released here, on this thread, once the lock is let go.
-        let ready: (response: HTTPResponse, kept: (any AnyObject & Sendable)?)? = context.phase?.withLock { phase in
-            guard case .ready(let response, let kept) = phase else { return nil }
-            phase = .answered
-            return (response, kept)
+        if let (response, kept) = context.phase?.withLock({ phase in Self.takeAnswer(&phase, immediate: nil) }) {
+            _ = kept
+            return queue(response, on: connection, for: context, method: method)
         }
-        if let ready { return queue(ready.response, on: connection, for: context, method: method) }
         if context.responded || context.isAsynchronous { return .YES }
         if let rejection = context.rejection { return queue(rejection.response, on: connection, for: context) }
         return dispatch(context: context, connection: connection, url: url, method: method)
@@ -340,11 +338,7 @@ public final class HTTPServer: Sendable {
         activeRequests.subtract(1, ordering: .relaxed)
         // An answer the connection never took (its client left first) lets go of what it kept, which may hold the
         // context itself (a responder does).
-        let untaken: (any AnyObject & Sendable)? = context.phase?.withLock { phase in
-            guard case .ready(_, let kept) = phase else { return nil }
-            phase = .answered
-            return kept
-        }
+        let untaken = context.phase?.withLock { phase in Self.takeAnswer(&phase, immediate: nil) }
         _ = untaken
         if context.isListedAsWaiting {
             waiting.remove(context)
