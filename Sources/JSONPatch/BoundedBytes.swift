@@ -71,17 +71,6 @@ public struct BoundedBytes {
         written += 1
     }
 
-    /// Writes a literal's UTF-8 (a literal of a single scalar is written through its text).
-    /// - Parameter literal: the literal.
-    @inlinable
-    public mutating func put(_ literal: StaticString) {
-        guard literal.hasPointerRepresentation else {
-            literal.withUTF8Buffer { put($0) }
-            return
-        }
-        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-    }
-
     /// Writes `bytes`.
     /// - Parameter bytes: the bytes.
     @inlinable
@@ -91,58 +80,12 @@ public struct BoundedBytes {
         written += bytes.count
     }
 
-    /// Writes the bytes of an array.
-    /// - Parameter bytes: the bytes.
-    @inlinable
-    public mutating func put(_ bytes: [UInt8]) {
-        bytes.withUnsafeBufferPointer { put($0) }
-    }
-
     /// The most bytes ``putEscaped(_:)-(String)`` writes for `text`: six for each of its bytes (`\u0001`).
     /// - Parameter text: the text.
     /// - Returns: a byte count.
     @inlinable
     public static func escapedCapacity(_ text: String) -> Int { 6 * text.utf8.count }
 
-    /// Writes `text` escaped as the inside of a JSON string (no quotes).
-    /// - Parameter text: the text.
-    @inlinable
-    public mutating func putEscaped(_ text: String) {
-        // `withUTF8` reads a small string's bytes in place too (a copy of the string is no copy of its bytes unless
-        // it is a bridged one, which this project never makes).
-        var text = text
-        text.withUTF8 { putEscaped($0) }
-    }
-
-    /// Writes UTF-8 `bytes` escaped as the inside of a JSON string (no quotes), as every JSON string of the project
-    /// is (``JSONValue/forEachEscapedPiece(of:_:)``, which finds bytes that need no escape eight at a time).
-    /// - Parameter bytes: the text's UTF-8.
-    @inlinable
-    public mutating func putEscaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        JSONValue.forEachEscapedPiece(of: bytes) { put($0) }
-    }
-
-    /// Writes `text` as a JSON string: quoted and escaped, as ``JSONValue/encodeString(_:into:)`` writes it. Takes
-    /// at most ``escapedCapacity(_:)`` + 2 bytes.
-    /// - Parameter text: the text.
-    @inlinable
-    public mutating func putString(_ text: String) {
-        put(UInt8(ascii: "\""))
-        putEscaped(text)
-        put(UInt8(ascii: "\""))
-    }
-
     /// The most bytes ``putDecimal(_:)`` writes.
     @inlinable public static var decimalCapacity: Int { 20 }
-
-    /// Writes `value` in decimal, as ``JSONValue/encodeInteger(_:into:)`` writes it (at most 20 bytes).
-    /// - Parameter value: the integer.
-    @inlinable
-    public mutating func putDecimal(_ value: Int) {
-        if value >= 0 && value < 10 {
-            put(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
-            return
-        }
-        JSONValue.withDecimalText(of: value) { put($0) }
-    }
 }

@@ -42,12 +42,7 @@ public struct JSONPatch: Hashable, Sendable {
     /// Appends the compact text of ``json`` to `buffer` without building the JSON tree first.
     /// - Parameter buffer: the buffer to append UTF-8 bytes to.
     public func encode(into buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "["))
-        for (index, operation) in operations.enumerated() {
-            if index > 0 { buffer.append(UInt8(ascii: ",")) }
-            operation.encode(into: &buffer)
-        }
-        buffer.append(UInt8(ascii: "]"))
+        write(into: &buffer)
     }
 
     /// The compact JSON text of the patch as UTF-8 bytes.

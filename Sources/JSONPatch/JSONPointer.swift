@@ -140,14 +140,14 @@ extension JSONPointer: CustomStringConvertible {
     }
 
     /// Whether a token holds a `~` or `/`, which its text form escapes.
-    private static func needsEscaping<Bytes: Sequence<UInt8>>(_ token: Bytes) -> Bool {
+    static func needsEscaping<Bytes: Sequence<UInt8>>(_ token: Bytes) -> Bool {
         token.contains { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }
     }
 
     /// A token's text form: `~` as `~0`, `/` as `~1`. Escaped byte by byte, not by `Character`: a '/'
     /// followed by a combining mark is one grapheme cluster, which a character-level replacement would
     /// not see as '/'.
-    private static func escaped<Bytes: Collection<UInt8>>(_ token: Bytes) -> [UInt8] {
+    static func escaped<Bytes: Collection<UInt8>>(_ token: Bytes) -> [UInt8] {
         var escaped: [UInt8] = []
         escaped.reserveCapacity(token.count + 2)
         for byte in token {
@@ -167,18 +167,6 @@ extension JSONPointer {
     /// operation written to a response or an event stream writes its paths this way.
     /// - Parameter buffer: the buffer to append UTF-8 bytes to.
     public func encodeJSONString(into buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "\""))
-        for token in tokens {
-            buffer.append(UInt8(ascii: "/"))
-            var token = token
-            token.withUTF8 { bytes in
-                if Self.needsEscaping(bytes) {
-                    Self.escaped(bytes).withUnsafeBufferPointer { JSONValue.appendEscaped($0, into: &buffer) }
-                } else {
-                    JSONValue.appendEscaped(bytes, into: &buffer)
-                }
-            }
-        }
-        buffer.append(UInt8(ascii: "\""))
+        writeJSONString(into: &buffer)
     }
 }

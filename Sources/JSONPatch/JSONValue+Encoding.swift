@@ -25,38 +25,7 @@ extension JSONValue {
     ///
     /// - Parameter buffer: The buffer to append UTF-8 bytes to.
     public func encode(into buffer: inout [UInt8]) {
-        switch self {
-        case .null:
-            buffer.appendLiteral("null")
-        case .bool(let value):
-            buffer.appendLiteral(value ? "true" : "false")
-        case .int(let value):
-            Self.encodeInteger(value, into: &buffer)
-        case .double(let value):
-            Self.encodeDouble(value, into: &buffer)
-        case .string(let value):
-            Self.encodeString(value, into: &buffer)
-        case .array(let elements):
-            buffer.append(UInt8(ascii: "["))
-            var first = true
-            for element in elements {
-                if !first { buffer.append(UInt8(ascii: ",")) }
-                first = false
-                element.encode(into: &buffer)
-            }
-            buffer.append(UInt8(ascii: "]"))
-        case .object(let object):
-            buffer.append(UInt8(ascii: "{"))
-            var first = true
-            for (key, value) in object {
-                if !first { buffer.append(UInt8(ascii: ",")) }
-                first = false
-                Self.encodeString(key, into: &buffer)
-                buffer.append(UInt8(ascii: ":"))
-                value.encode(into: &buffer)
-            }
-            buffer.append(UInt8(ascii: "}"))
-        }
+        write(into: &buffer)
     }
 
     /// Appends an integer's JSON text, as `JSONValue.int(value).encode(into:)` does, without the value.
@@ -64,11 +33,7 @@ extension JSONValue {
     ///   - value: the integer.
     ///   - buffer: the buffer to append UTF-8 bytes to.
     public static func encodeInteger(_ value: Int, into buffer: inout [UInt8]) {
-        if value >= 0 && value < 10 {
-            buffer.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
-            return
-        }
-        withDecimalText(of: value) { buffer.append(contentsOf: $0) }
+        buffer.putDecimal(value)
     }
 
     /// Calls `body` with the decimal text of `value` (a `-`, then at most 19 digits), made least significant digit
@@ -96,35 +61,13 @@ extension JSONValue {
         }
     }
 
-    static func encodeDouble(_ value: Double, into buffer: inout [UInt8]) {
-        guard value.isFinite else {
-            buffer.appendLiteral("null")
-            return
-        }
-        // Swift's description is the shortest text that round-trips ("1.0", "1e-05", "1.5e+300"),
-        // always valid JSON for finite values, and keeps a '.' or exponent so it parses back as a double.
-        buffer.append(contentsOf: value.description.utf8)
-    }
-
     /// Appends a string's JSON text (quoted and escaped), as `JSONValue.string(value).encode(into:)` does,
     /// without the value.
     /// - Parameters:
     ///   - value: the string.
     ///   - buffer: the buffer to append UTF-8 bytes to.
     public static func encodeString(_ value: String, into buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "\""))
-        let handled: Void? = value.utf8.withContiguousStorageIfAvailable { bytes in
-            appendEscaped(bytes, into: &buffer)
-        }
-        if handled == nil {
-            let bytes = Array(value.utf8)
-            bytes.withUnsafeBufferPointer { appendEscaped($0, into: &buffer) }
-        }
-        buffer.append(UInt8(ascii: "\""))
-    }
-
-    static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: inout [UInt8]) {
-        forEachEscapedPiece(of: bytes) { buffer.append(contentsOf: $0) }
+        buffer.putString(value)
     }
 
     /// Hands `bytes` (UTF-8) to `emit` as the inside of a JSON string, piece by piece: each run of bytes that needs

@@ -57,24 +57,7 @@ public enum PatchOperation: Hashable, Sendable {
     /// same order, same bytes).
     /// - Parameter buffer: the buffer to append UTF-8 bytes to.
     public func encode(into buffer: inout [UInt8]) {
-        buffer.appendLiteral(#"{"op":""#)
-        buffer.append(contentsOf: name.utf8)
-        switch self {
-        case .add(let path, let value), .replace(let path, let value), .test(let path, let value):
-            buffer.appendLiteral(#"","path":"#)
-            path.encodeJSONString(into: &buffer)
-            buffer.appendLiteral(#","value":"#)
-            value.encode(into: &buffer)
-        case .remove(let path):
-            buffer.appendLiteral(#"","path":"#)
-            path.encodeJSONString(into: &buffer)
-        case .move(let from, let path), .copy(let from, let path):
-            buffer.appendLiteral(#"","from":"#)
-            from.encodeJSONString(into: &buffer)
-            buffer.appendLiteral(#","path":"#)
-            path.encodeJSONString(into: &buffer)
-        }
-        buffer.append(UInt8(ascii: "}"))
+        write(into: &buffer)
     }
 
     /// Reads one operation from its RFC 6902 JSON form.

@@ -154,7 +154,7 @@ public struct WireActionResponse: WireMessage, Hashable {
 
     /// Appends the response's text.
     public func encode(into bytes: inout [UInt8]) {
-        Self.encodeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
+        Self.writeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
         switch change {
         case .patch(let patch):
             bytes.appendLiteral(#","patch":"#)
@@ -174,14 +174,14 @@ public struct WireActionResponse: WireMessage, Hashable {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// `{"unit":…,"rev":…,"seq":…`: how every response begins.
-    private static func encodeHead(unit: String, rev: Int, seq: Int, into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"unit":"#)
-        bytes.appendString(unit)
-        bytes.appendLiteral(#","rev":"#)
-        bytes.appendInteger(rev)
-        bytes.appendLiteral(#","seq":"#)
-        bytes.appendInteger(seq)
+    /// `{"unit":…,"rev":…,"seq":…`: how every response begins (at most 24 bytes and the unit's and numbers' texts).
+    private static func writeHead<Sink: JSONByteSink>(unit: String, rev: Int, seq: Int, into bytes: inout Sink) {
+        bytes.put(#"{"unit":"#)
+        bytes.putString(unit)
+        bytes.put(#","rev":"#)
+        bytes.putDecimal(rev)
+        bytes.put(#","seq":"#)
+        bytes.putDecimal(seq)
     }
 
     /// The text of the most frequent response, a patch with no navigation, written without making the message
@@ -193,13 +193,15 @@ public struct WireActionResponse: WireMessage, Hashable {
     ///   - patch: the page's patch.
     /// - Returns: the response's bytes.
     public static func patchBytes(unit: String, rev: Int, seq: Int, patch: JSONPatch) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(96 + 64 * patch.count)
-        encodeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
-        bytes.appendLiteral(#","patch":"#)
-        patch.encode(into: &bytes)
-        bytes.appendLiteral(#","navigation":null}"#)
-        return bytes
+        // Written into room sized for it (every string counted at its longest escape), in one allocation.
+        let capacity = 64 + BoundedBytes.escapedCapacity(unit) + 2 * BoundedBytes.decimalCapacity
+            + patch.encodedCapacity
+        return BoundedBytes.make(capacity: capacity) { bytes in
+            writeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
+            bytes.put(#","patch":"#)
+            patch.encode(into: &bytes)
+            bytes.put(#","navigation":null}"#)
+        }
     }
 
     /// The response's text, sized for its patch.

@@ -126,35 +126,37 @@ extension SessionEvent {
     }
 
     /// Adds the event's number, kind, page, revision and content to `digest`.
-    /// - Parameters:
-    ///   - digest: the page's digest so far.
-    ///   - scratch: a buffer to encode JSON in, reused from event to event (its contents are replaced).
-    func combine(into digest: inout StableDigest, scratch: inout [UInt8]) {
-        /// The JSON text of `value`, as `jsonBytes` gives it, added to the digest without a new array.
-        func combineJSON(_ encode: (inout [UInt8]) -> Void) {
-            scratch.removeAll(keepingCapacity: true)
-            encode(&scratch)
-            digest.combine(scratch)
+    /// - Parameter digest: the page's digest so far.
+    func combine(into digest: inout StableDigest) {
+        /// The JSON text that `encode` writes (as `jsonBytes` gives it; at most `capacity` bytes), added to the
+        /// digest from room of its own, on the stack when it is small.
+        func combineJSON(capacity: Int, _ encode: (inout BoundedBytes) -> Void) {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { room in
+                guard let base = room.baseAddress else { return }
+                var bytes = BoundedBytes(base: base, capacity: room.count)
+                encode(&bytes)
+                digest.combine(UnsafeBufferPointer(start: base, count: bytes.count))
+            }
         }
         digest.combine(sequence)
         switch kind {
         case .patch(let patch):
             digest.combine(1)
             digest.combine(patch.rev)
-            combineJSON { patch.patch.encode(into: &$0) }
+            combineJSON(capacity: patch.patch.encodedCapacity) { patch.patch.encode(into: &$0) }
         case .snapshot(let snapshot):
             digest.combine(2)
             digest.combine(snapshot.rev)
-            combineJSON { snapshot.view.encode(into: &$0) }
+            combineJSON(capacity: snapshot.view.encodedCapacity) { snapshot.view.encode(into: &$0) }
         case .navigation(let navigation):
             digest.combine(3)
             digest.combine(navigation.kind.rawValue.utf8)
             digest.combine(navigation.state.stack.joined(separator: "\u{1}").utf8)
             digest.combine(navigation.page.rev)
-            combineJSON { navigation.page.view.encode(into: &$0) }
+            combineJSON(capacity: navigation.page.view.encodedCapacity) { navigation.page.view.encode(into: &$0) }
             if let callback = navigation.callbackPatch {
                 digest.combine(callback.rev)
-                combineJSON { callback.patch.encode(into: &$0) }
+                combineJSON(capacity: callback.patch.encodedCapacity) { callback.patch.encode(into: &$0) }
             }
         }
     }
@@ -181,19 +183,17 @@ extension [SessionEvent] {
     /// Per page, the digest of these events about it, in order.
     var pageDigests: [String: UInt64] {
         guard !isEmpty else { return [:] }
-        var scratch: [UInt8] = []
-        scratch.reserveCapacity(256)
         // Read in place (`self[index]`): a copy of each event would retain its patch only to release it.
         let unit = self[startIndex].pageUnit
         // Most inputs change one page: one digest, no dictionary of them.
         if indices.allSatisfy({ self[$0].pageUnit == unit }) {
             var digest = StableDigest()
-            for index in indices { self[index].combine(into: &digest, scratch: &scratch) }
+            for index in indices { self[index].combine(into: &digest) }
             return [unit: digest.value]
         }
         var digests: [String: StableDigest] = [:]
         for event in self {
-            event.combine(into: &digests[event.pageUnit, default: StableDigest()], scratch: &scratch)
+            event.combine(into: &digests[event.pageUnit, default: StableDigest()])
         }
         return digests.mapValues(\.value)
     }
