@@ -50,6 +50,34 @@ struct JSONEncoderTests {
         }
     }
 
+    /// A value's `encodedCapacity` holds its text at the extremes (the longest doubles and integers, strings of
+    /// nothing but six-byte escapes, keys and pointer tokens that need escapes), and the text written into that room
+    /// is the array writer's, byte for byte.
+    @Test func theEncodedCapacityHoldsTheLongestTexts() {
+        let worstString = String(decoding: (0..<40).map { UInt8($0 % 0x20) }, as: UTF8.self)
+        let values: [JSONValue] = [
+            .null, .bool(false), .bool(true), .int(.min), .int(.max), .int(-9), .double(-2.2250738585072014e-308),
+            .double(-.greatestFiniteMagnitude), .double(-.leastNonzeroMagnitude), .double(.nan), .string(""),
+            .string(worstString), .string("\"\\\"\\"), .array([]), .object([:]),
+            .array([.int(.min), .string(worstString), .object([worstString: .double(-1.7976931348623157e+308)])]),
+        ]
+        for value in values {
+            let bounded = BoundedBytes.make(capacity: value.encodedCapacity) { value.encode(into: &$0) }
+            #expect(bounded == value.jsonBytes, "\(value)")
+            #expect(bounded.count <= value.encodedCapacity, "\(value)")
+        }
+        let pointer = JSONPointer(tokens: [worstString, "~/~/", ""])
+        let operations: [PatchOperation] = [
+            .add(path: pointer, value: .string(worstString)), .remove(path: pointer), .replace(path: pointer, value: .int(.min)),
+            .move(from: pointer, path: pointer), .copy(from: pointer, path: pointer), .test(path: pointer, value: .null),
+        ]
+        let patch = JSONPatch(operations)
+        let bounded = BoundedBytes.make(capacity: patch.encodedCapacity) { patch.encode(into: &$0) }
+        #expect(bounded == patch.json.jsonBytes)
+        #expect(bounded.count <= patch.encodedCapacity)
+        #expect(pointer.encodedCapacity >= JSONValue.string(pointer.description).jsonBytes.count)
+    }
+
     @Test func nonFiniteDoublesEncodeAsNull() {
         #expect(JSONValue.double(.infinity).jsonString == "null")
         #expect(JSONValue.double(-.infinity).jsonString == "null")
