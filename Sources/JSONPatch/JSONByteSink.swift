@@ -8,6 +8,10 @@ public protocol JSONByteSink {
     /// Puts `bytes`.
     /// - Parameter bytes: the bytes.
     mutating func put(_ bytes: UnsafeBufferPointer<UInt8>)
+    /// Puts `value`'s compact JSON text (for ``BoundedBytes``, at most its ``JSONValue/encodedCapacity``), through
+    /// the module's one value writer specialized for this sink.
+    /// - Parameter value: the value.
+    mutating func putValue(_ value: JSONValue)
 }
 
 extension JSONByteSink {
@@ -79,9 +83,21 @@ extension Array: JSONByteSink where Element == UInt8 {
     public mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
         append(contentsOf: bytes)
     }
+
+    /// Appends `value`'s compact JSON text.
+    /// - Parameter value: the value.
+    public mutating func putValue(_ value: JSONValue) {
+        value.write(into: &self)
+    }
 }
 
-extension BoundedBytes: JSONByteSink {}
+extension BoundedBytes: JSONByteSink {
+    /// Writes `value`'s compact JSON text (at most its ``JSONValue/encodedCapacity`` bytes).
+    /// - Parameter value: the value.
+    public mutating func putValue(_ value: JSONValue) {
+        value.write(into: &self)
+    }
+}
 
 extension JSONValue {
     /// Writes the value's compact JSON text into `sink`: the one writer of a value's text.

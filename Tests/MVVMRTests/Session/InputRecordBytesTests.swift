@@ -29,18 +29,32 @@ struct InputRecordBytesTests {
         .topic(name: "board", value: ["author": "guest-3f2a", "text": "Zoë says \"hi\"\n\u{2028}"]),
         .topic(name: "prices_eur-1", value: [1.5, .null, false]),
         .topic(name: "b", value: .null),
+        // Every string all six-byte escapes, every number at its longest: the room `jsonBytes` sizes is still enough.
+        .start(
+            unit: "\u{1}\u{2}", parameters: ["\u{3}": "\u{4}\u{5}", "\u{6}\u{7}": ""], value: [.int(.min), "\u{1f}"],
+            seed: .max, wallClock: .nanoseconds(Int64.min)),
+        .action(unit: "\u{1}", name: "\u{1}\u{2}\u{3}", value: .double(-2.2250738585072014e-308), clientRevision: .min),
+        .navigate(.open("\u{1b}", parameters: ["\u{1c}": "\u{1d}"])),
+        .work(.min, .string("\u{0}\u{0}\u{0}")),
+        .rebind(unit: "\u{10}", revision: .min),
     ]
 
     @Test(arguments: inputs)
     func theBytesAreTheJSONTreesForEveryInput(input: SessionInput) throws {
+        #expect(input.encodedCapacity >= input.json.jsonBytes.count, "\(input.json.jsonString)")
         let plain = InputRecord(number: 1, time: .zero, input: input, digests: [:])
         #expect(plain.jsonBytes == plain.json.jsonBytes, "\(plain.json.jsonString)")
         let full = InputRecord(
             number: 123_456, time: .nanoseconds(9_876_543_210), input: input,
             digests: ["counters": 0, "main": .max, "z\"q": 0x00ab_0000_0000_00cd],
             annotation: ["key": "k-1", "digest": "abc", "n": [1, 2]], sequence: 99,
-            revisions: ["main": 4, "counters": 0, "z\"q": -1])
+            revisions: ["main": 4, "counters": 0, "z\"q": -1, "\u{1}": .min])
         #expect(full.jsonBytes == full.json.jsonBytes, "\(full.json.jsonString)")
+        let extreme = InputRecord(
+            number: .min, time: .nanoseconds(Int64.min), input: input, digests: ["\u{1}\u{2}": .max],
+            annotation: ["\u{3}": .int(.min)], sequence: .min, revisions: ["\u{1}\u{2}": .min])
+        #expect(extreme.jsonBytes == extreme.json.jsonBytes, "\(extreme.json.jsonString)")
+        #expect(extreme.encodedCapacity >= extreme.json.jsonBytes.count)
         #expect(try InputRecord(json: JSONValue(parsing: full.jsonBytes)) == full)
         let onePage = InputRecord(
             number: 2, time: .milliseconds(1), input: input, digests: ["counters": 0x8292_a3f8_3731_23ee],
