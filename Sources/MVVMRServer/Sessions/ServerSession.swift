@@ -259,7 +259,9 @@ final class ServerSession: SessionOutputReceiver {
 
     /// An event of a session whose store keeps nothing: it goes out as it happens.
     func sessionProduced(_ event: SessionEvent) {
-        publish([event])
+        // One event (an action's patch, the usual case) is published as it is, with no array around it.
+        let bounds = limits.eventLogBounds
+        streamState.withLock { state in Self.publish(event, in: &state, within: bounds) }
     }
 
     /// Publishes `events` (already stored, or replayed from the store): into the event log and to every open
@@ -270,26 +272,29 @@ final class ServerSession: SessionOutputReceiver {
     }
 
     private static func publish(_ events: [SessionEvent], in state: inout StreamState, within bounds: EventLog.Bounds) {
-        for event in events {
-            state.lastSequence = event.sequence
-            let byteCount: Int
-            if state.streams.isEmpty {
-                // Framed only when a stream takes it.
-                byteCount = EstimatedBytes.frame(event)
-                state.log.append(event, byteCount: byteCount, within: bounds)
-            } else {
-                let frame = event.frame
-                byteCount = frame.count
-                state.log.append(sequence: event.sequence, frame: frame, within: bounds)
-                for stream in state.streams.values { stream.send(bytes: frame) }
-            }
-            // Pages may have been bound or released (a navigation, a snapshot): counted as a whole measuring
-            // threshold of patches, so that the next count measures the pages again.
-            if case .patch = event.kind {
-                state.patchBytesTotal += byteCount
-            } else {
-                state.patchBytesTotal += ServerSession.patchBytesBeforeMeasuring
-            }
+        for index in events.indices { publish(events[index], in: &state, within: bounds) }
+    }
+
+    /// Publishes one event: into the event log and to every open stream.
+    private static func publish(_ event: SessionEvent, in state: inout StreamState, within bounds: EventLog.Bounds) {
+        state.lastSequence = event.sequence
+        let byteCount: Int
+        if state.streams.isEmpty {
+            // Framed only when a stream takes it.
+            byteCount = EstimatedBytes.frame(event)
+            state.log.append(event, byteCount: byteCount, within: bounds)
+        } else {
+            let frame = event.frame
+            byteCount = frame.count
+            state.log.append(sequence: event.sequence, frame: frame, within: bounds)
+            for stream in state.streams.values { stream.send(bytes: frame) }
+        }
+        // Pages may have been bound or released (a navigation, a snapshot): counted as a whole measuring
+        // threshold of patches, so that the next count measures the pages again.
+        if case .patch = event.kind {
+            state.patchBytesTotal += byteCount
+        } else {
+            state.patchBytesTotal += ServerSession.patchBytesBeforeMeasuring
         }
     }
 
