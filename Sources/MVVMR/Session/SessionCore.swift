@@ -728,16 +728,16 @@ final class SessionCore: TopicInterestListener {
             let document = turn.changedDocuments[index]
             index += 1
             guard let patch = document.commit() else { continue }
-            let pagePatch = PagePatch(unit: document.unit, rev: document.revision, patch: patch)
-            emit(.patch(pagePatch))
+            emit(.patch(PagePatch(unit: document.unit, rev: document.revision, patch: patch)))
         }
     }
 
-    private func emit(_ kind: SessionEvent.Kind) {
+    private func emit(_ kind: consuming SessionEvent.Kind) {
         sequence += 1
         let event = SessionEvent(sequence: sequence, kind: kind)
-        effects.events.append(event)
         if sendsEvents { outbox.queue(.event(event)) }
+        // Moved into the list, its last use: a copy of an event retains each of its parts.
+        effects.events.append(consume event)
     }
 
     // MARK: Navigation
