@@ -80,12 +80,12 @@ public struct BoundedBytes {
         written += bytes.count
     }
 
-    /// The most bytes ``putEscaped(_:)-(String)`` writes for `text`: six for each of its bytes (`\u0001`).
+    /// The most bytes ``JSONByteSink/putEscaped(_:)-(String)`` writes for `text`: six for each of its bytes (`\u0001`).
     /// - Parameter text: the text.
     /// - Returns: a byte count.
     @inlinable
     public static func escapedCapacity(_ text: String) -> Int { 6 * text.utf8.count }
 
-    /// The most bytes ``putDecimal(_:)`` writes.
+    /// The most bytes ``JSONByteSink/putDecimal(_:)`` writes.
     @inlinable public static var decimalCapacity: Int { 20 }
 }

@@ -28,17 +28,8 @@ extension JSONValue {
         write(into: &buffer)
     }
 
-    /// Appends an integer's JSON text, as `JSONValue.int(value).encode(into:)` does, without the value.
-    /// - Parameters:
-    ///   - value: the integer.
-    ///   - buffer: the buffer to append UTF-8 bytes to.
-    public static func encodeInteger(_ value: Int, into buffer: inout [UInt8]) {
-        buffer.putDecimal(value)
-    }
-
     /// Calls `body` with the decimal text of `value` (a `-`, then at most 19 digits), made least significant digit
-    /// first in stack room: the one integer-to-text of the project's JSON writers (``encodeInteger(_:into:)``,
-    /// ``BoundedBytes/putDecimal(_:)``).
+    /// first in stack room: the one integer-to-text of the project's JSON writers (``JSONByteSink/putDecimal(_:)``).
     /// - Parameters:
     ///   - value: the integer.
     ///   - body: receives the text's UTF-8, valid only during the call.
@@ -59,15 +50,6 @@ extension JSONValue {
             }
             body(UnsafeBufferPointer(rebasing: room.bindMemory(to: UInt8.self)[start...]))
         }
-    }
-
-    /// Appends a string's JSON text (quoted and escaped), as `JSONValue.string(value).encode(into:)` does,
-    /// without the value.
-    /// - Parameters:
-    ///   - value: the string.
-    ///   - buffer: the buffer to append UTF-8 bytes to.
-    public static func encodeString(_ value: String, into buffer: inout [UInt8]) {
-        buffer.putString(value)
     }
 
     /// Hands `bytes` (UTF-8) to `emit` as the inside of a JSON string, piece by piece: each run of bytes that needs

@@ -41,12 +41,12 @@ public struct WireActionRequest: WireMessage, Hashable {
     /// Appends `{"action":…,"value":…,"rev":…}` (no `rev` when none is held).
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"action":"#)
-        bytes.appendString(action)
+        bytes.putString(action)
         bytes.appendLiteral(#","value":"#)
         value.encode(into: &bytes)
         if let rev {
             bytes.appendLiteral(#","rev":"#)
-            bytes.appendInteger(rev)
+            bytes.putDecimal(rev)
         }
         bytes.append(UInt8(ascii: "}"))
     }

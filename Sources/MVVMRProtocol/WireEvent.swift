@@ -34,9 +34,9 @@ public struct WirePatchEvent: WireMessage, Hashable {
     /// Appends `{"unit":…,"rev":…,"patch":[…]}`.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"unit":"#)
-        bytes.appendString(unit)
+        bytes.putString(unit)
         bytes.appendLiteral(#","rev":"#)
-        bytes.appendInteger(rev)
+        bytes.putDecimal(rev)
         bytes.appendLiteral(#","patch":"#)
         patch.encode(into: &bytes)
         bytes.append(UInt8(ascii: "}"))
@@ -77,7 +77,7 @@ public struct WireExpiredEvent: WireMessage, Hashable {
     /// Appends `{"reason":…}`.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"reason":"#)
-        bytes.appendString(reason)
+        bytes.putString(reason)
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -128,7 +128,7 @@ public enum WireEvent: WireComponent, Sendable, Hashable {
         if case .patch(let event) = self { bytes.reserveCapacity(96 + 64 * event.patch.count) } else { bytes.reserveCapacity(256) }
         if let sequence {
             bytes.appendLiteral("id: ")
-            bytes.appendInteger(sequence)
+            bytes.putDecimal(sequence)
             bytes.append(UInt8(ascii: "\n"))
         }
         bytes.appendLiteral("event: ")

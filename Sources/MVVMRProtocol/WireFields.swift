@@ -120,16 +120,6 @@ struct WireFields {
 }
 
 extension Array where Element == UInt8 {
-    /// Appends `"text"`, escaped.
-    mutating func appendString(_ text: String) {
-        JSONValue.encodeString(text, into: &self)
-    }
-
-    /// Appends the decimal digits of `number`.
-    mutating func appendInteger(_ number: Int) {
-        JSONValue.encodeInteger(number, into: &self)
-    }
-
     /// Appends a JSON array of messages.
     mutating func appendMessages<Message: WireMessage>(_ messages: [Message]) {
         append(UInt8(ascii: "["))

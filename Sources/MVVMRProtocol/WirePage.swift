@@ -36,9 +36,9 @@ public struct WireAction: WireMessage, Hashable {
     /// Appends `{"name":…,"value":…}`.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"name":"#)
-        bytes.appendString(name)
+        bytes.putString(name)
         bytes.appendLiteral(#","value":"#)
-        bytes.appendString(valueType)
+        bytes.putString(valueType)
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -199,12 +199,12 @@ public struct WireNavigationError: WireMessage, Hashable {
     /// Appends `{"code":…,"message":…,"details":{"unit":…}}` (no `details` without a unit).
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"code":"#)
-        bytes.appendString(code)
+        bytes.putString(code)
         bytes.appendLiteral(#","message":"#)
-        bytes.appendString(message)
+        bytes.putString(message)
         if let unit {
             bytes.appendLiteral(#","details":{"unit":"#)
-            bytes.appendString(unit)
+            bytes.putString(unit)
             bytes.append(UInt8(ascii: "}"))
         }
         bytes.append(UInt8(ascii: "}"))
@@ -258,9 +258,9 @@ public struct WirePage: WireMessage, Hashable {
     /// Appends `{"unit":…,"rev":…,"view":…,"actions":…}`.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"unit":"#)
-        bytes.appendString(unit)
+        bytes.putString(unit)
         bytes.appendLiteral(#","rev":"#)
-        bytes.appendInteger(rev)
+        bytes.putDecimal(rev)
         bytes.appendLiteral(#","view":"#)
         view.encode(into: &bytes)
         bytes.appendLiteral(#","actions":"#)
@@ -432,9 +432,9 @@ public struct WireNavigation: WireMessage, Hashable {
     /// Appends the navigation's text.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"type":"#)
-        bytes.appendString(kind.rawValue)
+        bytes.putString(kind.rawValue)
         bytes.appendLiteral(#","unit":"#)
-        bytes.appendString(unit)
+        bytes.putString(unit)
         bytes.append(UInt8(ascii: ","))
         state.encodeMembers(into: &bytes)
         bytes.appendLiteral(#","page":"#)

@@ -39,9 +39,9 @@ public struct WireErrorBody: WireMessage, Hashable {
     /// Appends `{"error":{"code":…,"message":…,"details":…}}` (no `details` without any).
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"error":{"code":"#)
-        bytes.appendString(code)
+        bytes.putString(code)
         bytes.appendLiteral(#","message":"#)
-        bytes.appendString(message)
+        bytes.putString(message)
         if let details {
             bytes.appendLiteral(#","details":"#)
             details.encode(into: &bytes)
@@ -67,9 +67,9 @@ enum WireRouteParameters {
         bytes.append(UInt8(ascii: "{"))
         for (index, name) in parameters.keys.sorted().enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.appendString(name)
+            bytes.putString(name)
             bytes.append(UInt8(ascii: ":"))
-            bytes.appendString(parameters[name] ?? "")
+            bytes.putString(parameters[name] ?? "")
         }
         bytes.append(UInt8(ascii: "}"))
     }
@@ -116,7 +116,7 @@ public struct WireNewSession: WireMessage, Hashable {
         bytes.append(UInt8(ascii: "{"))
         if let unit {
             bytes.appendLiteral(#""unit":"#)
-            bytes.appendString(unit)
+            bytes.putString(unit)
         }
         if !parameters.isEmpty {
             if unit != nil { bytes.append(UInt8(ascii: ",")) }
@@ -174,7 +174,7 @@ public struct WireSessionCreated: WireMessage, Hashable {
     /// Appends the body's text.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"session":"#)
-        bytes.appendString(page.session)
+        bytes.putString(page.session)
         bytes.appendLiteral(#","navigation":"#)
         page.navigation.encode(into: &bytes)
         bytes.appendLiteral(#","page":"#)
@@ -236,9 +236,9 @@ public struct WireSession: WireMessage, Hashable {
     /// Appends the body's text; each page is written as a snapshot.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"session":"#)
-        bytes.appendString(session)
+        bytes.putString(session)
         bytes.appendLiteral(#","seq":"#)
-        bytes.appendInteger(seq)
+        bytes.putDecimal(seq)
         bytes.appendLiteral(#","navigation":"#)
         navigation.encode(into: &bytes)
         bytes.appendLiteral(#","pages":["#)
@@ -294,7 +294,7 @@ public enum WireNavigationRequest: WireMessage, Hashable {
         case .forward: bytes.appendLiteral(#"{"type":"forward"}"#)
         case .open(let unit, let parameters):
             bytes.appendLiteral(#"{"type":"open","unit":"#)
-            bytes.appendString(unit)
+            bytes.putString(unit)
             if !parameters.isEmpty {
                 bytes.appendLiteral(#","parameters":"#)
                 WireRouteParameters.encode(parameters, into: &bytes)
@@ -358,13 +358,13 @@ public struct WireNavigationResponse: WireMessage, Hashable {
     /// Appends the body's text.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"seq":"#)
-        bytes.appendInteger(seq)
+        bytes.putDecimal(seq)
         bytes.appendLiteral(#","patch":[]"#)
         if let navigation {
             bytes.appendLiteral(#","unit":"#)
-            bytes.appendString(navigation.page.unit)
+            bytes.putString(navigation.page.unit)
             bytes.appendLiteral(#","rev":"#)
-            bytes.appendInteger(navigation.page.rev)
+            bytes.putDecimal(navigation.page.rev)
             bytes.appendLiteral(#","navigation":"#)
             navigation.encode(into: &bytes)
         } else {
@@ -405,7 +405,7 @@ public enum WireStatus: String, WireMessage, CaseIterable {
     /// Appends `{"status":…}`.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"status":"#)
-        bytes.appendString(rawValue)
+        bytes.putString(rawValue)
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -458,11 +458,11 @@ public struct WireUnit: WireMessage, Hashable {
     /// Appends the unit's text.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"name":"#)
-        bytes.appendString(name)
+        bytes.putString(name)
         bytes.appendLiteral(#","route":"#)
-        bytes.appendString(route)
+        bytes.putString(route)
         bytes.appendLiteral(#","entry":"#)
-        bytes.appendString(entry)
+        bytes.putString(entry)
         bytes.appendLiteral(#","actions":"#)
         bytes.appendMessages(actions)
         bytes.append(UInt8(ascii: "}"))
@@ -507,7 +507,7 @@ public struct WireUnits: WireMessage, Hashable {
     /// Appends the list's text.
     public func encode(into bytes: inout [UInt8]) {
         bytes.appendLiteral(#"{"root":"#)
-        bytes.appendString(root)
+        bytes.putString(root)
         bytes.appendLiteral(#","units":"#)
         bytes.appendMessages(units)
         bytes.append(UInt8(ascii: "}"))

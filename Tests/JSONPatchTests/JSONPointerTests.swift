@@ -108,7 +108,7 @@ struct JSONPointerTests {
     @Test func integersAndStringsWrittenDirectlyAreTheirValuesText() {
         for number in [0, 7, 10, -1, 1234567, Int.max, Int.min] {
             var direct: [UInt8] = []
-            JSONValue.encodeInteger(number, into: &direct)
+            direct.putDecimal(number)
             #expect(direct == JSONValue.int(number).jsonBytes)
         }
         var literal: [UInt8] = [65]
