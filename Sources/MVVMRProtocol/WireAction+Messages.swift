@@ -174,7 +174,8 @@ public struct WireActionResponse: WireMessage, Hashable {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// `{"unit":…,"rev":…,"seq":…`: how every response begins (at most 24 bytes and the unit's and numbers' texts).
+    /// `{"unit":…,"rev":…,"seq":…`: how every response begins (at most 24 bytes, and the unit's and the numbers'
+    /// texts).
     private static func writeHead<Sink: JSONByteSink>(unit: String, rev: Int, seq: Int, into bytes: inout Sink) {
         bytes.put(#"{"unit":"#)
         bytes.putString(unit)

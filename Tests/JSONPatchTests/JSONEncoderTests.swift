@@ -68,8 +68,9 @@ struct JSONEncoderTests {
         }
         let pointer = JSONPointer(tokens: [worstString, "~/~/", ""])
         let operations: [PatchOperation] = [
-            .add(path: pointer, value: .string(worstString)), .remove(path: pointer), .replace(path: pointer, value: .int(.min)),
-            .move(from: pointer, path: pointer), .copy(from: pointer, path: pointer), .test(path: pointer, value: .null),
+            .add(path: pointer, value: .string(worstString)), .remove(path: pointer),
+            .replace(path: pointer, value: .int(.min)), .move(from: pointer, path: pointer),
+            .copy(from: pointer, path: pointer), .test(path: pointer, value: .null),
         ]
         let patch = JSONPatch(operations)
         let bounded = BoundedBytes.make(capacity: patch.encodedCapacity) { patch.encode(into: &$0) }

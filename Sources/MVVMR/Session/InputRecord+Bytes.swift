@@ -103,7 +103,8 @@ extension SessionInput {
         case .bind(let unit, let parameters), .navigate(.open(let unit, let parameters)):
             return fixed + BoundedBytes.escapedCapacity(unit) + Self.encodedCapacity(parameters)
         case .action(let unit, let name, let value, _):
-            return fixed + BoundedBytes.escapedCapacity(unit) + BoundedBytes.escapedCapacity(name) + value.encodedCapacity
+            return fixed + BoundedBytes.escapedCapacity(unit) + BoundedBytes.escapedCapacity(name)
+                + value.encodedCapacity
         case .rebind(let unit, _):
             return fixed + BoundedBytes.escapedCapacity(unit)
         case .navigate(.back), .navigate(.forward), .timer:
