@@ -12,6 +12,10 @@ public protocol JSONByteSink {
     /// the module's one value writer specialized for this sink.
     /// - Parameter value: the value.
     mutating func putValue(_ value: JSONValue)
+    /// Puts `patch`'s RFC 6902 JSON text (for ``BoundedBytes``, at most its ``JSONPatch/encodedCapacity``), through
+    /// the module's one patch writer specialized for this sink.
+    /// - Parameter patch: the patch.
+    mutating func putPatch(_ patch: JSONPatch)
 }
 
 extension JSONByteSink {
@@ -89,6 +93,12 @@ extension Array: JSONByteSink where Element == UInt8 {
     public mutating func putValue(_ value: JSONValue) {
         value.write(into: &self)
     }
+
+    /// Appends `patch`'s JSON text.
+    /// - Parameter patch: the patch.
+    public mutating func putPatch(_ patch: JSONPatch) {
+        patch.write(into: &self)
+    }
 }
 
 extension BoundedBytes: JSONByteSink {
@@ -96,6 +106,12 @@ extension BoundedBytes: JSONByteSink {
     /// - Parameter value: the value.
     public mutating func putValue(_ value: JSONValue) {
         value.write(into: &self)
+    }
+
+    /// Writes `patch`'s JSON text (at most its ``JSONPatch/encodedCapacity`` bytes).
+    /// - Parameter patch: the patch.
+    public mutating func putPatch(_ patch: JSONPatch) {
+        patch.write(into: &self)
     }
 }
 

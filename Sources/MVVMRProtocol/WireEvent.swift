@@ -33,13 +33,29 @@ public struct WirePatchEvent: WireMessage, Hashable {
 
     /// Appends `{"unit":…,"rev":…,"patch":[…]}`.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"unit":"#)
+        write(into: &bytes)
+    }
+
+    /// Writes `{"unit":…,"rev":…,"patch":[…]}` into room of ``encodedCapacity`` bytes.
+    /// - Parameter bytes: the writer.
+    public func encode(into bytes: inout BoundedBytes) {
+        write(into: &bytes)
+    }
+
+    /// The most bytes the event's data takes.
+    public var encodedCapacity: Int {
+        32 + BoundedBytes.escapedCapacity(unit) + BoundedBytes.decimalCapacity + patch.encodedCapacity
+    }
+
+    /// The event's one writer.
+    private func write<Sink: JSONByteSink>(into bytes: inout Sink) {
+        bytes.put(#"{"unit":"#)
         bytes.putString(unit)
-        bytes.appendLiteral(#","rev":"#)
+        bytes.put(#","rev":"#)
         bytes.putDecimal(rev)
-        bytes.appendLiteral(#","patch":"#)
-        patch.encode(into: &bytes)
-        bytes.append(UInt8(ascii: "}"))
+        bytes.put(#","patch":"#)
+        bytes.putPatch(patch)
+        bytes.put(UInt8(ascii: "}"))
     }
 
     /// Reads a patch event.
@@ -124,24 +140,37 @@ public enum WireEvent: WireComponent, Sendable, Hashable {
     /// - Parameter sequence: the event's seq (its `id`), or `nil` for none.
     /// - Returns: the frame's bytes.
     public func frame(sequence: Int?) -> [UInt8] {
+        // A patch (nearly every event) is written into room sized for it, in one allocation.
+        if case .patch(let event) = self {
+            return BoundedBytes.make(capacity: 40 + BoundedBytes.decimalCapacity + event.encodedCapacity) { bytes in
+                writeFrameHead(sequence: sequence, into: &bytes)
+                event.encode(into: &bytes)
+                bytes.put("\n\n")
+            }
+        }
         var bytes: [UInt8] = []
-        if case .patch(let event) = self { bytes.reserveCapacity(96 + 64 * event.patch.count) } else { bytes.reserveCapacity(256) }
-        if let sequence {
-            bytes.appendLiteral("id: ")
-            bytes.putDecimal(sequence)
-            bytes.append(UInt8(ascii: "\n"))
-        }
-        bytes.appendLiteral("event: ")
-        switch self {
-        case .patch: bytes.appendLiteral("patch")
-        case .navigate: bytes.appendLiteral("navigate")
-        case .snapshot: bytes.appendLiteral("snapshot")
-        case .expired: bytes.appendLiteral("expired")
-        }
-        bytes.appendLiteral("\ndata: ")
+        bytes.reserveCapacity(256)
+        writeFrameHead(sequence: sequence, into: &bytes)
         encodeData(into: &bytes)
-        bytes.append(contentsOf: [10, 10])
+        bytes.put("\n\n")
         return bytes
+    }
+
+    /// `id: N\nevent: NAME\ndata: ` (at most 40 bytes and the id's digits).
+    private func writeFrameHead<Sink: JSONByteSink>(sequence: Int?, into bytes: inout Sink) {
+        if let sequence {
+            bytes.put("id: ")
+            bytes.putDecimal(sequence)
+            bytes.put(UInt8(ascii: "\n"))
+        }
+        bytes.put("event: ")
+        switch self {
+        case .patch: bytes.put("patch")
+        case .navigate: bytes.put("navigate")
+        case .snapshot: bytes.put("snapshot")
+        case .expired: bytes.put("expired")
+        }
+        bytes.put("\ndata: ")
     }
 
     /// Reads an event from its name and its data's text.

@@ -206,6 +206,15 @@ enum WireSamples {
             if let sequence { described["id"] = .string(String(sequence)) }
             #expect(Self.validator.problems(.object(described), schema).isEmpty, "\(event.name)")
         }
+        // A patch's frame, written into room sized for it, is whole at the longest unit, rev and id.
+        let worst = String(decoding: (1..<32).map { UInt8($0) }, as: UTF8.self)
+        let longest = WirePatchEvent(
+            unit: worst, rev: .min, patch: JSONPatch([.add(path: JSONPointer(tokens: [worst]), value: .string(worst))]))
+        #expect(
+            WireEvent.patch(longest).frame(sequence: .min)
+                == Array("id: \(Int.min)\nevent: patch\ndata: ".utf8) + longest.jsonBytes + [10, 10])
+        // (The room an allocation gets may be larger than asked for, so the size is checked itself too.)
+        #expect(longest.encodedCapacity >= longest.jsonBytes.count)
         #expect(try WireEvent.decode(name: "later", data: Array("{}".utf8)) == nil)
         #expect(throws: WireDecodingError.self) { try WireEvent.decode(name: "patch", data: Array(#"{"unit":"a"}"#.utf8)) }
     }
