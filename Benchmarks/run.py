@@ -1855,6 +1855,60 @@ def callgrind_kinds(quick):
                            headers={"X-Session-ID": session, "Content-Type": "application/json"})
 
     measure("action", demo_flags, action)
+
+    def action_with_stream(connection):
+        """The same increment with an event stream open on its session, as a browser client keeps one: each patch is
+        also framed and sent down the stream, which a thread here drains. The last request waits until the stream
+        carried a patch event for every increment, so their sending is counted, and fails the kind if it did not."""
+        session = demo_session(connection, "counters")
+        stream = socket.create_connection(("127.0.0.1", connection.port), timeout=60)
+        stream.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Session-ID: {session}\r\n"
+                       "Accept: text/event-stream\r\n\r\n".encode())
+        received = {"patches": 0, "head": b""}
+        ready = threading.Condition()
+
+        def drain():
+            tail = b""
+            try:
+                while chunk := stream.recv(65536):
+                    text = tail + chunk
+                    with ready:
+                        if not received["head"]:
+                            tail, text = b"", text
+                            if b"\r\n\r\n" not in text:
+                                tail = text
+                                continue
+                            received["head"], text = text.split(b"\r\n\r\n", 1)
+                        received["patches"] += text.count(b"event: patch\n")
+                        ready.notify_all()
+                    tail = text[-16:]
+            except OSError:
+                pass
+        threading.Thread(target=drain, daemon=True).start()
+        # The stream is the session's once its answer began: increments sent before would not go down it.
+        with ready:
+            if not ready.wait_for(lambda: received["head"], timeout=60):
+                raise RuntimeError("action-stream: the event stream did not answer")
+        if not received["head"].startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"action-stream: the event stream answered {received['head'][:80]!r}")
+        increment = http_sender(
+            connection, "POST", "/api/pages/counters/actions", body=json.dumps({"action": "increment", "value": 1}),
+            headers={"X-Session-ID": session, "Content-Type": "application/json"})
+        sent = {"count": 0}
+
+        def send():
+            body = increment()
+            sent["count"] += 1
+            if sent["count"] == CALLGRIND_WARMUP + CALLGRIND_REQUESTS:
+                with ready:
+                    if not ready.wait_for(lambda: received["patches"] >= sent["count"], timeout=60):
+                        raise RuntimeError(f"action-stream: the stream carried {received['patches']} patch events "
+                                           f"for {sent['count']} increments")
+                stream.close()
+            return body
+        return send
+
+    measure("action-stream", demo_flags, action_with_stream)
     # The same action on the SQLite store (process durability, a fresh file): what logging each input to the file
     # adds. One request at a time, so every record is a transaction of its own (group commit groups nothing here).
     measure("action-sqlite", lambda port: demo_flags(port, store=f"sqlite:{fresh_sqlite_path('callgrind-action')}"),
@@ -1895,6 +1949,8 @@ BUDGETED_KINDS = {
     "page-read": "`mvvmr-demo`: `GET /api/pages/greeting` of an existing session",
     "page-read-logged": "`mvvmr-demo --log-level info` (the default): the same read, with its request log line",
     "action": "`mvvmr-demo`: `POST /api/pages/counters/actions` (increment)",
+    "action-stream": "`mvvmr-demo`: the same increment with an event stream open on the session (its patch framed "
+                     "and sent down the stream too)",
     "action-sqlite": "`mvvmr-demo`, SQLite store (process durability): the same increment",
     "restore": f"`mvvmr-demo`, SQLite store: restore of a {RESTORE_RECORDS:,}-record session (its first `GET`, less an "
                "in-memory `GET`; per restore, not per request)",
@@ -2126,7 +2182,7 @@ def section_callgrind(quick, record=False):
     if "c-server" in counts:
         rows.append(("C libmicrohttpd, the listener's body (reference)", counts["c-server"], "", "", "1.00"))
     references = {"listener": "c-server", "page-read": "c-server-page-body", "page-read-logged": "c-server-page-body",
-                  "action": "c-server",
+                  "action": "c-server", "action-stream": "c-server",
                   "action-sqlite": "c-server"}
     for kind, description in BUDGETED_KINDS.items():
         if kind == "page-read" and "c-server-page-body" in counts:
@@ -2155,7 +2211,9 @@ def section_callgrind(quick, record=False):
               "(`callgrind_control --dump`) and divides the dump's total of instructions executed in user space, by "
               "every thread of the server, by the number of requests. Kernel work (system calls, loopback) is not "
               "counted. The page read uses one session created by `POST /api/sessions {\"unit\":\"greeting\"}`; the "
-              "action, one counters session receiving `{\"action\":\"increment\",\"value\":1}` every time. The "
+              "action, one counters session receiving `{\"action\":\"increment\",\"value\":1}` every time; action-stream, "
+              "the same with `GET /api/events` of that session open on another connection (drained by a thread of the "
+              "harness; the last request waits until the stream carried a patch event for every increment). The "
               "budgets are in `Benchmarks/budgets.json` (record them with "
               "`python3 Benchmarks/run.py callgrind --record-budgets`); `--quick` fails when a count exceeds its "
               "budget by more than its tolerance.")
