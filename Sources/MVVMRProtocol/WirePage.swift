@@ -110,15 +110,7 @@ public struct WireNavigationState: WireMessage, Hashable {
 
     /// Appends `"stack":…,"presented":…,"forward":…` with no braces, for a navigation's own object.
     func encodeMembers(into bytes: inout [UInt8]) {
-        Self.encodeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
-    }
-
-    /// Appends the three members from values held elsewhere (no message made for them).
-    static func encodeMembers(stack: [String], presented: String?, forward: [String], into bytes: inout [UInt8]) {
-        let capacity = membersCapacity(stack: stack, presented: presented, forward: forward)
-        bytes.append(contentsOf: BoundedBytes.make(capacity: capacity) {
-            writeMembers(stack: stack, presented: presented, forward: forward, into: &$0)
-        })
+        Self.writeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
     }
 
     /// The most bytes ``writeMembers(stack:presented:forward:into:)`` writes.
@@ -131,7 +123,9 @@ public struct WireNavigationState: WireMessage, Hashable {
     }
 
     /// Writes `"stack":…,"presented":…,"forward":…`: the one writer of the three members.
-    static func writeMembers(stack: [String], presented: String?, forward: [String], into bytes: inout BoundedBytes) {
+    static func writeMembers<Sink: JSONByteSink>(
+        stack: [String], presented: String?, forward: [String], into bytes: inout Sink
+    ) {
         /// `["a","b"]`.
         func writeStrings(_ strings: [String]) {
             bytes.put(UInt8(ascii: "["))
@@ -319,15 +313,15 @@ public struct WireSnapshot: WireMessage, Hashable {
 
     /// Appends the snapshot's text.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: Self.encoded(
-            session: session, unit: page.unit, rev: page.rev, seq: seq, encodedView: page.view.jsonBytes,
-            encodedActions: WireAction.encodedList(page.actions), stack: navigation.stack,
-            presented: navigation.presented, forward: navigation.forward))
+        Self.write(
+            session: session, unit: page.unit, rev: page.rev, seq: seq, stack: navigation.stack,
+            presented: navigation.presented, forward: navigation.forward, into: &bytes,
+            view: { $0.putValue(page.view) }, actions: { $0.appendMessages(page.actions) })
     }
 
     /// The text of a snapshot whose view and actions are already JSON text, as a server that keeps them encoded
     /// answers its page reads (the same text ``encode(into:)`` gives for their values): written once, into room
-    /// sized for it, by the one writer of a snapshot's members.
+    /// sized for it.
     /// - Parameters:
     ///   - session: the session's id.
     ///   - unit: the unit's name.
@@ -347,22 +341,33 @@ public struct WireSnapshot: WireMessage, Hashable {
             + 2 * BoundedBytes.decimalCapacity + encodedView.count + encodedActions.count
             + WireNavigationState.membersCapacity(stack: stack, presented: presented, forward: forward)
         return BoundedBytes.make(capacity: capacity) { bytes in
-            bytes.put(#"{"session":"#)
-            bytes.putString(session)
-            bytes.put(#","unit":"#)
-            bytes.putString(unit)
-            bytes.put(#","rev":"#)
-            bytes.putDecimal(rev)
-            bytes.put(#","seq":"#)
-            bytes.putDecimal(seq)
-            bytes.put(#","view":"#)
-            bytes.put(encodedView)
-            bytes.put(#","actions":"#)
-            bytes.put(encodedActions)
-            bytes.put(#","navigation":{"#)
-            WireNavigationState.writeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
-            bytes.put("}}")
+            write(
+                session: session, unit: unit, rev: rev, seq: seq, stack: stack, presented: presented,
+                forward: forward, into: &bytes, view: { $0.put(encodedView) }, actions: { $0.put(encodedActions) })
         }
+    }
+
+    /// The one writer of a snapshot's members, its view and actions written by the caller.
+    @inline(__always)
+    private static func write<Sink: JSONByteSink>(
+        session: String, unit: String, rev: Int, seq: Int, stack: [String], presented: String?, forward: [String],
+        into bytes: inout Sink, view: (inout Sink) -> Void, actions: (inout Sink) -> Void
+    ) {
+        bytes.put(#"{"session":"#)
+        bytes.putString(session)
+        bytes.put(#","unit":"#)
+        bytes.putString(unit)
+        bytes.put(#","rev":"#)
+        bytes.putDecimal(rev)
+        bytes.put(#","seq":"#)
+        bytes.putDecimal(seq)
+        bytes.put(#","view":"#)
+        view(&bytes)
+        bytes.put(#","actions":"#)
+        actions(&bytes)
+        bytes.put(#","navigation":{"#)
+        WireNavigationState.writeMembers(stack: stack, presented: presented, forward: forward, into: &bytes)
+        bytes.put("}}")
     }
 
     /// Reads a snapshot.
