@@ -142,13 +142,3 @@ extension JSONValue: CustomStringConvertible {
         jsonString
     }
 }
-
-extension Array where Element == UInt8 {
-    /// Appends the UTF-8 bytes of a literal in one copy (appending a `String`'s `utf8` view goes through
-    /// the generic path, several times slower for the short pieces JSON text is built from).
-    /// - Parameter literal: the text, e.g. `#"{"unit":"#`.
-    @inlinable
-    public mutating func appendLiteral(_ literal: StaticString) {
-        literal.withUTF8Buffer { append(contentsOf: $0) }
-    }
-}

@@ -40,12 +40,12 @@ public struct WireActionRequest: WireMessage, Hashable {
 
     /// Appends `{"action":…,"value":…,"rev":…}` (no `rev` when none is held).
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"action":"#)
+        bytes.put(#"{"action":"#)
         bytes.putString(action)
-        bytes.appendLiteral(#","value":"#)
+        bytes.put(#","value":"#)
         value.encode(into: &bytes)
         if let rev {
-            bytes.appendLiteral(#","rev":"#)
+            bytes.put(#","rev":"#)
             bytes.putDecimal(rev)
         }
         bytes.append(UInt8(ascii: "}"))
@@ -157,18 +157,18 @@ public struct WireActionResponse: WireMessage, Hashable {
         Self.writeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
         switch change {
         case .patch(let patch):
-            bytes.appendLiteral(#","patch":"#)
+            bytes.put(#","patch":"#)
             patch.encode(into: &bytes)
         case .snapshot(let page):
-            bytes.appendLiteral(#","snapshot":"#)
+            bytes.put(#","snapshot":"#)
             page.encode(into: &bytes)
         case .none:
             break
         }
-        bytes.appendLiteral(#","navigation":"#)
-        if let navigation { navigation.encode(into: &bytes) } else { bytes.appendLiteral("null") }
+        bytes.put(#","navigation":"#)
+        if let navigation { navigation.encode(into: &bytes) } else { bytes.put("null") }
         if let navigationError {
-            bytes.appendLiteral(#","navigation_error":"#)
+            bytes.put(#","navigation_error":"#)
             navigationError.encode(into: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))

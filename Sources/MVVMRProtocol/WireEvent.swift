@@ -92,7 +92,7 @@ public struct WireExpiredEvent: WireMessage, Hashable {
 
     /// Appends `{"reason":…}`.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"reason":"#)
+        bytes.put(#"{"reason":"#)
         bytes.putString(reason)
         bytes.append(UInt8(ascii: "}"))
     }

@@ -35,9 +35,9 @@ public struct WireAction: WireMessage, Hashable {
 
     /// Appends `{"name":…,"value":…}`.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"name":"#)
+        bytes.put(#"{"name":"#)
         bytes.putString(name)
-        bytes.appendLiteral(#","value":"#)
+        bytes.put(#","value":"#)
         bytes.putString(valueType)
         bytes.append(UInt8(ascii: "}"))
     }
@@ -192,12 +192,12 @@ public struct WireNavigationError: WireMessage, Hashable {
 
     /// Appends `{"code":…,"message":…,"details":{"unit":…}}` (no `details` without a unit).
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"code":"#)
+        bytes.put(#"{"code":"#)
         bytes.putString(code)
-        bytes.appendLiteral(#","message":"#)
+        bytes.put(#","message":"#)
         bytes.putString(message)
         if let unit {
-            bytes.appendLiteral(#","details":{"unit":"#)
+            bytes.put(#","details":{"unit":"#)
             bytes.putString(unit)
             bytes.append(UInt8(ascii: "}"))
         }
@@ -251,13 +251,13 @@ public struct WirePage: WireMessage, Hashable {
 
     /// Appends `{"unit":…,"rev":…,"view":…,"actions":…}`.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"unit":"#)
+        bytes.put(#"{"unit":"#)
         bytes.putString(unit)
-        bytes.appendLiteral(#","rev":"#)
+        bytes.put(#","rev":"#)
         bytes.putDecimal(rev)
-        bytes.appendLiteral(#","view":"#)
+        bytes.put(#","view":"#)
         view.encode(into: &bytes)
-        bytes.appendLiteral(#","actions":"#)
+        bytes.put(#","actions":"#)
         bytes.appendMessages(actions)
         bytes.append(UInt8(ascii: "}"))
     }
@@ -436,13 +436,13 @@ public struct WireNavigation: WireMessage, Hashable {
 
     /// Appends the navigation's text.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"type":"#)
+        bytes.put(#"{"type":"#)
         bytes.putString(kind.rawValue)
-        bytes.appendLiteral(#","unit":"#)
+        bytes.put(#","unit":"#)
         bytes.putString(unit)
         bytes.append(UInt8(ascii: ","))
         state.encodeMembers(into: &bytes)
-        bytes.appendLiteral(#","page":"#)
+        bytes.put(#","page":"#)
         page.encode(into: &bytes)
         bytes.append(UInt8(ascii: "}"))
     }

@@ -38,15 +38,15 @@ public struct WireErrorBody: WireMessage, Hashable {
 
     /// Appends `{"error":{"code":…,"message":…,"details":…}}` (no `details` without any).
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"error":{"code":"#)
+        bytes.put(#"{"error":{"code":"#)
         bytes.putString(code)
-        bytes.appendLiteral(#","message":"#)
+        bytes.put(#","message":"#)
         bytes.putString(message)
         if let details {
-            bytes.appendLiteral(#","details":"#)
+            bytes.put(#","details":"#)
             details.encode(into: &bytes)
         }
-        bytes.appendLiteral("}}")
+        bytes.put("}}")
     }
 
     /// Reads an error body.
@@ -115,12 +115,12 @@ public struct WireNewSession: WireMessage, Hashable {
     public func encode(into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
         if let unit {
-            bytes.appendLiteral(#""unit":"#)
+            bytes.put(#""unit":"#)
             bytes.putString(unit)
         }
         if !parameters.isEmpty {
             if unit != nil { bytes.append(UInt8(ascii: ",")) }
-            bytes.appendLiteral(#""parameters":"#)
+            bytes.put(#""parameters":"#)
             WireRouteParameters.encode(parameters, into: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
@@ -173,14 +173,14 @@ public struct WireSessionCreated: WireMessage, Hashable {
 
     /// Appends the body's text.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"session":"#)
+        bytes.put(#"{"session":"#)
         bytes.putString(page.session)
-        bytes.appendLiteral(#","navigation":"#)
+        bytes.put(#","navigation":"#)
         page.navigation.encode(into: &bytes)
-        bytes.appendLiteral(#","page":"#)
+        bytes.put(#","page":"#)
         page.encode(into: &bytes)
         if let navigationError {
-            bytes.appendLiteral(#","navigation_error":"#)
+            bytes.put(#","navigation_error":"#)
             navigationError.encode(into: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
@@ -235,18 +235,18 @@ public struct WireSession: WireMessage, Hashable {
 
     /// Appends the body's text; each page is written as a snapshot.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"session":"#)
+        bytes.put(#"{"session":"#)
         bytes.putString(session)
-        bytes.appendLiteral(#","seq":"#)
+        bytes.put(#","seq":"#)
         bytes.putDecimal(seq)
-        bytes.appendLiteral(#","navigation":"#)
+        bytes.put(#","navigation":"#)
         navigation.encode(into: &bytes)
-        bytes.appendLiteral(#","pages":["#)
+        bytes.put(#","pages":["#)
         for (index, page) in pages.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             WireSnapshot(session: session, page: page, seq: seq, navigation: navigation).encode(into: &bytes)
         }
-        bytes.appendLiteral("]}")
+        bytes.put("]}")
     }
 
     /// Reads the body.
@@ -290,13 +290,13 @@ public enum WireNavigationRequest: WireMessage, Hashable {
     /// Appends the request's text.
     public func encode(into bytes: inout [UInt8]) {
         switch self {
-        case .back: bytes.appendLiteral(#"{"type":"back"}"#)
-        case .forward: bytes.appendLiteral(#"{"type":"forward"}"#)
+        case .back: bytes.put(#"{"type":"back"}"#)
+        case .forward: bytes.put(#"{"type":"forward"}"#)
         case .open(let unit, let parameters):
-            bytes.appendLiteral(#"{"type":"open","unit":"#)
+            bytes.put(#"{"type":"open","unit":"#)
             bytes.putString(unit)
             if !parameters.isEmpty {
-                bytes.appendLiteral(#","parameters":"#)
+                bytes.put(#","parameters":"#)
                 WireRouteParameters.encode(parameters, into: &bytes)
             }
             bytes.append(UInt8(ascii: "}"))
@@ -357,18 +357,18 @@ public struct WireNavigationResponse: WireMessage, Hashable {
 
     /// Appends the body's text.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"seq":"#)
+        bytes.put(#"{"seq":"#)
         bytes.putDecimal(seq)
-        bytes.appendLiteral(#","patch":[]"#)
+        bytes.put(#","patch":[]"#)
         if let navigation {
-            bytes.appendLiteral(#","unit":"#)
+            bytes.put(#","unit":"#)
             bytes.putString(navigation.page.unit)
-            bytes.appendLiteral(#","rev":"#)
+            bytes.put(#","rev":"#)
             bytes.putDecimal(navigation.page.rev)
-            bytes.appendLiteral(#","navigation":"#)
+            bytes.put(#","navigation":"#)
             navigation.encode(into: &bytes)
         } else {
-            bytes.appendLiteral(#","navigation":null"#)
+            bytes.put(#","navigation":null"#)
         }
         bytes.append(UInt8(ascii: "}"))
     }
@@ -404,7 +404,7 @@ public enum WireStatus: String, WireMessage, CaseIterable {
 
     /// Appends `{"status":…}`.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"status":"#)
+        bytes.put(#"{"status":"#)
         bytes.putString(rawValue)
         bytes.append(UInt8(ascii: "}"))
     }
@@ -457,13 +457,13 @@ public struct WireUnit: WireMessage, Hashable {
 
     /// Appends the unit's text.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"name":"#)
+        bytes.put(#"{"name":"#)
         bytes.putString(name)
-        bytes.appendLiteral(#","route":"#)
+        bytes.put(#","route":"#)
         bytes.putString(route)
-        bytes.appendLiteral(#","entry":"#)
+        bytes.put(#","entry":"#)
         bytes.putString(entry)
-        bytes.appendLiteral(#","actions":"#)
+        bytes.put(#","actions":"#)
         bytes.appendMessages(actions)
         bytes.append(UInt8(ascii: "}"))
     }
@@ -506,9 +506,9 @@ public struct WireUnits: WireMessage, Hashable {
 
     /// Appends the list's text.
     public func encode(into bytes: inout [UInt8]) {
-        bytes.appendLiteral(#"{"root":"#)
+        bytes.put(#"{"root":"#)
         bytes.putString(root)
-        bytes.appendLiteral(#","units":"#)
+        bytes.put(#","units":"#)
         bytes.appendMessages(units)
         bytes.append(UInt8(ascii: "}"))
     }

@@ -112,7 +112,7 @@ struct JSONPointerTests {
             #expect(direct == JSONValue.int(number).jsonBytes)
         }
         var literal: [UInt8] = [65]
-        literal.appendLiteral(#"{"a":"#)
+        literal.put(#"{"a":"#)
         #expect(literal == Array(#"A{"a":"#.utf8))
     }
 }
