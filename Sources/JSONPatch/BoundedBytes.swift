@@ -40,6 +40,28 @@ public struct BoundedBytes {
         }
     }
 
+    /// Lets `write` write at most `capacity` bytes into room of their own (on the stack when it is small), then hands
+    /// the bytes written to `body`, valid only during the call: a text used once (a log line copied into the log's
+    /// buffer, a text digested) needs no array.
+    /// - Parameters:
+    ///   - capacity: the most bytes `write` may write.
+    ///   - write: writes the bytes.
+    ///   - body: receives them.
+    @inlinable
+    public static func withTemporary(
+        capacity: Int, _ write: (inout BoundedBytes) -> Void, _ body: (UnsafeBufferPointer<UInt8>) -> Void
+    ) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(0, capacity)) { room in
+            guard let base = room.baseAddress else {
+                body(UnsafeBufferPointer(start: nil, count: 0))
+                return
+            }
+            var bytes = BoundedBytes(base: base, capacity: room.count)
+            write(&bytes)
+            body(UnsafeBufferPointer(start: base, count: bytes.count))
+        }
+    }
+
     /// Claims the next `count` bytes for the caller to fill, when they fit: the pointer to them, else nil (and
     /// nothing is claimed).
     /// - Parameter count: how many bytes.

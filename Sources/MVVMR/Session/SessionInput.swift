@@ -131,12 +131,7 @@ extension SessionEvent {
         /// The JSON text that `encode` writes (as `jsonBytes` gives it; at most `capacity` bytes), added to the
         /// digest from room of its own, on the stack when it is small.
         func combineJSON(capacity: Int, _ encode: (inout BoundedBytes) -> Void) {
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { room in
-                guard let base = room.baseAddress else { return }
-                var bytes = BoundedBytes(base: base, capacity: room.count)
-                encode(&bytes)
-                digest.combine(UnsafeBufferPointer(start: base, count: bytes.count))
-            }
+            BoundedBytes.withTemporary(capacity: capacity, encode) { digest.combine($0) }
         }
         digest.combine(sequence)
         switch kind {

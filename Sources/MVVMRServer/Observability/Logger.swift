@@ -90,12 +90,9 @@ public struct Logger: Sendable {
     /// buffer: no array is made and freed for it.
     func logRequest(_ messageLevel: LogLevel, _ fields: RequestLogFields) {
         guard isEnabled(messageLevel) else { return }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.requestLineCapacity(fields)) { room in
-            guard let base = room.baseAddress else { return }
-            var line = LineBytes(base: base, capacity: room.count)
-            Self.writeRequestLine(messageLevel, fields, into: &line)
-            sink(UnsafeBufferPointer(start: base, count: line.count))
-        }
+        LineBytes.withTemporary(
+            capacity: Self.requestLineCapacity(fields), { Self.writeRequestLine(messageLevel, fields, into: &$0) }
+        ) { line in sink(line) }
     }
 
     /// A request line's bytes, with its newline (see ``logRequest(_:_:)``).
