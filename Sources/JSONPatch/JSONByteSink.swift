@@ -176,12 +176,6 @@ extension JSONValue {
             return capacity
         }
     }
-
-    /// Writes the value's compact JSON text into `bytes` (room for ``encodedCapacity`` more bytes).
-    /// - Parameter bytes: the writer.
-    public func encode(into bytes: inout BoundedBytes) {
-        write(into: &bytes)
-    }
 }
 
 extension JSONPointer {
@@ -267,16 +261,10 @@ extension JSONPatch {
         sink.put(UInt8(ascii: "]"))
     }
 
-    /// The most bytes the patch's JSON text takes: room sized for ``encode(into:)-(BoundedBytes)``.
+    /// The most bytes the patch's JSON text takes: room sized for ``JSONByteSink/putPatch(_:)``.
     public var encodedCapacity: Int {
         var capacity = 2 + operations.count
         for operation in operations { capacity += operation.encodedCapacity }
         return capacity
-    }
-
-    /// Writes the patch's compact JSON text into `bytes` (room for ``encodedCapacity`` more bytes).
-    /// - Parameter bytes: the writer.
-    public func encode(into bytes: inout BoundedBytes) {
-        write(into: &bytes)
     }
 }

@@ -200,7 +200,7 @@ public struct WireActionResponse: WireMessage, Hashable {
         return BoundedBytes.make(capacity: capacity) { bytes in
             writeHead(unit: unit, rev: rev, seq: seq, into: &bytes)
             bytes.put(#","patch":"#)
-            patch.encode(into: &bytes)
+            bytes.putPatch(patch)
             bytes.put(#","navigation":null}"#)
         }
     }

@@ -36,19 +36,13 @@ public struct WirePatchEvent: WireMessage, Hashable {
         write(into: &bytes)
     }
 
-    /// Writes `{"unit":…,"rev":…,"patch":[…]}` into room of ``encodedCapacity`` bytes.
-    /// - Parameter bytes: the writer.
-    public func encode(into bytes: inout BoundedBytes) {
-        write(into: &bytes)
-    }
-
     /// The most bytes the event's data takes.
     public var encodedCapacity: Int {
         32 + BoundedBytes.escapedCapacity(unit) + BoundedBytes.decimalCapacity + patch.encodedCapacity
     }
 
-    /// The event's one writer.
-    private func write<Sink: JSONByteSink>(into bytes: inout Sink) {
+    /// The event's one writer (a patch's SSE frame calls it too).
+    fileprivate func write<Sink: JSONByteSink>(into bytes: inout Sink) {
         bytes.put(#"{"unit":"#)
         bytes.putString(unit)
         bytes.put(#","rev":"#)
@@ -144,7 +138,7 @@ public enum WireEvent: WireComponent, Sendable, Hashable {
         if case .patch(let event) = self {
             return BoundedBytes.make(capacity: 40 + BoundedBytes.decimalCapacity + event.encodedCapacity) { bytes in
                 writeFrameHead(sequence: sequence, into: &bytes)
-                event.encode(into: &bytes)
+                event.write(into: &bytes)
                 bytes.put("\n\n")
             }
         }

@@ -110,7 +110,7 @@ struct DiffPropertyTests {
             // The direct encoder writes the very bytes of the JSON form (the server sends those).
             #expect(patch.jsonBytes == patch.json.jsonBytes, "seed \(seed) iteration \(iteration): \(patch)")
             // Written into room of its encodedCapacity, it is the same text, and fits.
-            let bounded = BoundedBytes.make(capacity: patch.encodedCapacity) { patch.encode(into: &$0) }
+            let bounded = BoundedBytes.make(capacity: patch.encodedCapacity) { $0.putPatch(patch) }
             #expect(bounded == patch.jsonBytes, "seed \(seed) iteration \(iteration): \(patch)")
             #expect(bounded.count <= patch.encodedCapacity)
             // In place and then made to fail at the end, it rolls back to the very text it started from.

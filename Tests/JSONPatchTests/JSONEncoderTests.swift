@@ -62,7 +62,7 @@ struct JSONEncoderTests {
             .array([.int(.min), .string(worstString), .object([worstString: .double(-1.7976931348623157e+308)])]),
         ]
         for value in values {
-            let bounded = BoundedBytes.make(capacity: value.encodedCapacity) { value.encode(into: &$0) }
+            let bounded = BoundedBytes.make(capacity: value.encodedCapacity) { $0.putValue(value) }
             #expect(bounded == value.jsonBytes, "\(value)")
             #expect(bounded.count <= value.encodedCapacity, "\(value)")
         }
@@ -73,7 +73,7 @@ struct JSONEncoderTests {
             .copy(from: pointer, path: pointer), .test(path: pointer, value: .null),
         ]
         let patch = JSONPatch(operations)
-        let bounded = BoundedBytes.make(capacity: patch.encodedCapacity) { patch.encode(into: &$0) }
+        let bounded = BoundedBytes.make(capacity: patch.encodedCapacity) { $0.putPatch(patch) }
         #expect(bounded == patch.json.jsonBytes)
         #expect(bounded.count <= patch.encodedCapacity)
         #expect(pointer.encodedCapacity >= JSONValue.string(pointer.description).jsonBytes.count)

@@ -138,20 +138,20 @@ extension SessionEvent {
         case .patch(let patch):
             digest.combine(1)
             digest.combine(patch.rev)
-            combineJSON(capacity: patch.patch.encodedCapacity) { patch.patch.encode(into: &$0) }
+            combineJSON(capacity: patch.patch.encodedCapacity) { $0.putPatch(patch.patch) }
         case .snapshot(let snapshot):
             digest.combine(2)
             digest.combine(snapshot.rev)
-            combineJSON(capacity: snapshot.view.encodedCapacity) { snapshot.view.encode(into: &$0) }
+            combineJSON(capacity: snapshot.view.encodedCapacity) { $0.putValue(snapshot.view) }
         case .navigation(let navigation):
             digest.combine(3)
             digest.combine(navigation.kind.rawValue.utf8)
             digest.combine(navigation.state.stack.joined(separator: "\u{1}").utf8)
             digest.combine(navigation.page.rev)
-            combineJSON(capacity: navigation.page.view.encodedCapacity) { navigation.page.view.encode(into: &$0) }
+            combineJSON(capacity: navigation.page.view.encodedCapacity) { $0.putValue(navigation.page.view) }
             if let callback = navigation.callbackPatch {
                 digest.combine(callback.rev)
-                combineJSON(capacity: callback.patch.encodedCapacity) { callback.patch.encode(into: &$0) }
+                combineJSON(capacity: callback.patch.encodedCapacity) { $0.putPatch(callback.patch) }
             }
         }
     }
