@@ -36,7 +36,7 @@ extension PageServer {
     /// the balancer sent a request here) can write nothing after it, and drops its copy. Loaded again when another
     /// node wrote between a load and its claim. Nil when the store has no such session.
     /// - Throws: `store_unavailable` when the store cannot be read or written, or the log kept changing.
-    private func loadClaimed(_ identifier: String) throws(ProtocolError) -> StoredSession? {
+    private func loadClaimed(_ identifier: String) throws(ProtocolError) -> (StoredSession, SessionClaim)? {
         for _ in 0..<Self.claimAttempts {
             var operation = "load"
             do throws(SessionStoreError) {
@@ -44,7 +44,7 @@ extension PageServer {
                     return nil
                 }
                 operation = "claim"
-                if try store.claim(identifier, asLoaded: stored) { return stored }
+                if let claim = try store.claim(identifier, asLoaded: stored) { return (stored, claim) }
             } catch {
                 logger.log(.error, "store_unavailable", [("operation", .string(operation)), ("error", .string(error.description))])
                 throw .storeUnavailable
@@ -58,7 +58,7 @@ extension PageServer {
     /// Replays `identifier`'s stored log into a fresh session and makes it live.
     private func restore(_ identifier: String) throws(ProtocolError) -> ServerSession? {
         let started = ContinuousClock.now
-        guard let stored = try loadClaimed(identifier) else { return nil }
+        guard let (stored, claim) = try loadClaimed(identifier) else { return nil }
         var snapshot: SessionSnapshot?
         if let storedSnapshot = stored.snapshot {
             do {
@@ -87,6 +87,7 @@ extension PageServer {
         let session = ServerSession(
             identifier: identifier, environment: sessionEnvironment,
             restoring: true)
+        session.claim = claim
         let report = session.restore(from: snapshot, records: records, recordCap: configuration.maxPageRecords)
         session.startLogging(storedThrough: max(stored.lastNumber, records.last?.number ?? 0))
         for unit in report.divergedUnits {
@@ -141,8 +142,17 @@ extension PageServer {
     /// memory without a write (the store has every input acknowledged), its event streams closed without an
     /// `expired` event, so that their clients reconnect, through the balancer, to the node that holds it now. A
     /// later request here restores it again (and takes it back).
-    func dropCopyTakenOver(_ identifier: String) {
+    ///
+    /// Kept when it was restored from a later claim than `claim`: the notice came late (this node took the session
+    /// back meanwhile, perhaps while the notice waited for the restore's lock), and the other node's copy is the
+    /// stale one, whose next write the fence refuses.
+    func dropCopyTakenOver(_ identifier: String, claim: SessionClaim = .unordered) {
         restoreLocks[Self.stripe(of: identifier, count: restoreLocks.count)].withLock { _ in
+            guard let held = sessions.peek(identifier) else { return }
+            guard claim.supersedes(held.claim) else {
+                logger.log(.debug, "session_notice_outdated", [("session", .string(SessionIdentifier.redacted(identifier)))])
+                return
+            }
             guard let session = sessions.remove(identifier) else { return }
             session.expire(reason: nil)
             takeovers.increment()

@@ -67,12 +67,7 @@ extension PageServer {
         router.add(method, pattern, .deferred { [self] request, responder in
             let started = MonotonicClock.microseconds()
             var ack = Acknowledgement()
-            let response: HTTPResponse
-            do throws(ProtocolError) {
-                response = try handler(request, &ack)
-            } catch {
-                response = error.httpError.response
-            }
+            let response = Self.answer(request, with: handler, acknowledging: &ack)
             let credential = ack.credential
             guard let session = ack.session else {
                 return account(request, route: pattern, counting: ok, response, started: started, credential: credential)
@@ -95,6 +90,30 @@ extension PageServer {
                 return account(request, route: pattern, counting: ok, refusal, started: started, credential: credential)
             }
         })
+    }
+
+    /// A stored route's handler's answer (its protocol error's, when it throws), and in `ack` what it shows.
+    ///
+    /// A handler refused on a session that left memory under it (another node took the session over, or it was
+    /// passivated: ``ServerSession/wasSetAside``) runs once more, on the session restored from the store: its
+    /// refusal speaks of the copy's released pages (`409 page_not_bound`), not of the session, which goes on there,
+    /// and the refused attempt changed nothing. Once only: a session taken back and forth answers as it finds it.
+    static func answer(
+        _ request: HTTPRequest,
+        with handler: (HTTPRequest, inout Acknowledgement) throws(ProtocolError) -> HTTPResponse,
+        acknowledging ack: inout Acknowledgement
+    ) -> HTTPResponse {
+        do throws(ProtocolError) {
+            return try handler(request, &ack)
+        } catch {
+            guard let used = ack.session, used.wasSetAside else { return error.httpError.response }
+        }
+        ack = Acknowledgement()
+        do throws(ProtocolError) {
+            return try handler(request, &ack)
+        } catch {
+            return error.httpError.response
+        }
     }
 
     /// The answer for a request whose input the store could not keep (logged, counted), or whose session ended meanwhile.

@@ -217,7 +217,7 @@ public final class PageServer: Sendable {
         httpConfiguration.requestBodyTimeoutSeconds = configuration.requestBodyTimeoutSeconds
         httpConfiguration.heartbeatInterval = .seconds(configuration.heartbeatSeconds)
         // Another node that restored one of our sessions holds it now: drop our copy (see `dropCopyTakenOver`).
-        store.observeOwnership { [weak self] identifier in self?.dropCopyTakenOver(identifier) }
+        store.observeOwnership { [weak self] identifier, claim in self?.dropCopyTakenOver(identifier, claim: claim) }
         let server = HTTPServer(configuration: httpConfiguration, router: makeRouter())
         try server.start()
         http.withLock { $0 = server }

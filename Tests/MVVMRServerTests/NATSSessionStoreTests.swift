@@ -42,11 +42,11 @@ import Testing
             for number in 1...3 { #expect(failureKind(appendWaiting(record("c", number), to: first)) == nil) }
             let stale = try #require(try second.load("c"))
             #expect(failureKind(appendWaiting(record("c", 4), to: first)) == nil)
-            #expect(try second.claim("c", asLoaded: stale) == false, "the first node wrote record 4 after the load")
+            #expect(try second.claim("c", asLoaded: stale) == nil, "the first node wrote record 4 after the load")
             let fresh = try #require(try second.load("c"))
             #expect(fresh.records.map(\.number) == [1, 2, 3, 4])
-            #expect(try second.claim("c", asLoaded: fresh))
-            #expect(try second.claim("c", asLoaded: fresh) == false, "a claim is a write: a second one from the same read fails")
+            let secondsClaim = try #require(try second.claim("c", asLoaded: fresh))
+            #expect(try second.claim("c", asLoaded: fresh) == nil, "a claim is a write: a second one from the same read fails")
             #expect(
                 failureKind(appendWaiting(record("c", 5), to: first)) == .outOfOrder,
                 "the first node's fence names record 4's message, which is no longer the subject's last")
@@ -56,14 +56,16 @@ import Testing
             // Claims hold no record: both nodes read the same log, and the first node takes the session back.
             let taken = try #require(try first.load("c"))
             #expect(taken == StoredSession(snapshot: nil, records: (1...5).map { record("c", $0) }))
-            #expect(try first.claim("c", asLoaded: taken))
+            let firstsClaim = try #require(try first.claim("c", asLoaded: taken))
+            #expect(firstsClaim.order > secondsClaim.order, "the later claim has the greater order")
+            #expect(firstsClaim.supersedes(secondsClaim) && !secondsClaim.supersedes(firstsClaim))
             #expect(failureKind(appendWaiting(record("c", 6), to: second)) == .outOfOrder)
             #expect(failureKind(appendWaiting(record("c", 6), to: first)) == nil)
             // A snapshot after claims purges them with the records it stands for; the log still reads whole.
             try first.saveSnapshot(StoredSnapshot(number: 6, body: Array("{\"s\":6}".utf8)), of: "c")
             let snapshotted = try #require(try second.load("c"))
             #expect(snapshotted.snapshot?.number == 6 && snapshotted.records.isEmpty)
-            #expect(try second.claim("c", asLoaded: snapshotted))
+            #expect(try second.claim("c", asLoaded: snapshotted).map(\.order) ?? 0 > firstsClaim.order)
             #expect(failureKind(appendWaiting(record("c", 7), to: second)) == nil)
             #expect(try first.load("c")?.records.map(\.number) == [7])
         }
@@ -76,7 +78,7 @@ import Testing
         try withTwoNodes { old, new in
             #expect(failureKind(appendWaiting(record("f", 1), to: old)) == nil)
             let loaded = try #require(try new.load("f"))
-            #expect(try new.claim("f", asLoaded: loaded))
+            #expect(try new.claim("f", asLoaded: loaded) != nil)
             let newSecond = StoredRecord(session: "f", number: 2, body: Array("{\"node\":\"new\"}".utf8))
             #expect(failureKind(appendWaiting(newSecond, to: new)) == nil)
             let oldSecond = StoredRecord(session: "f", number: 2, body: Array("{\"node\":\"old\"}".utf8))
@@ -90,7 +92,7 @@ import Testing
             // Restored there (loaded and claimed), the log is what the old node goes on from.
             let reloaded = try #require(try old.load("f"))
             #expect(reloaded.records.map(\.number) == [1, 2, 3])
-            #expect(try old.claim("f", asLoaded: reloaded))
+            #expect(try old.claim("f", asLoaded: reloaded) != nil)
             #expect(failureKind(appendWaiting(record("f", 4), to: old)) == nil)
             #expect(try new.load("f")?.records == [record("f", 1), newSecond, record("f", 3), record("f", 4)])
         }
@@ -223,29 +225,46 @@ import Testing
         #expect(try second.load("b")?.records.count == 6)
     }
 
-    @Test func aNodeHearsWhichSessionsAnotherNodeTookOverButNotItsOwnNotices() throws {
+    @Test func aNodeHearsWhichSessionsAnotherNodeTookOverAndFromWhichClaimButNotItsOwnNotices() throws {
         let server = try #require(NATSTestServer.shared)
         let settings = natsSettings(server)
         let first = try NATSSessionStore(settings)
         defer { first.close() }
         let second = try NATSSessionStore(settings)
         defer { second.close() }
-        let heardByFirst = Locked([String]())
-        let heardBySecond = Locked([String]())
-        first.observeOwnership { session in heardByFirst.withLock { $0.append(session) } }
-        second.observeOwnership { session in heardBySecond.withLock { $0.append(session) } }
+        let heardByFirst = Locked([String: SessionClaim]())
+        let heardBySecond = Locked([String: SessionClaim]())
+        first.observeOwnership { session, claim in heardByFirst.withLock { $0[session] = claim } }
+        second.observeOwnership { session, claim in heardBySecond.withLock { $0[session] = claim } }
         // Subscriptions reach the server asynchronously: announce until the first notice arrives.
         #expect(waitUntil(seconds: 5) {
-            second.announceOwnership(of: "taken")
-            return heardByFirst.withLock { $0.contains("taken") }
+            second.announceOwnership(of: "taken", claim: SessionClaim(order: 7))
+            return heardByFirst.withLock { $0["taken"] != nil }
         })
-        second.announceOwnership(of: "odd id/é")
-        first.announceOwnership(of: "mine")
-        #expect(waitUntil(seconds: 5) { heardByFirst.withLock { $0.contains("odd id/é") } })
-        #expect(waitUntil(seconds: 5) { heardBySecond.withLock { $0.contains("mine") } })
+        #expect(heardByFirst.withLock { $0["taken"] } == SessionClaim(order: 7))
+        second.announceOwnership(of: "odd id/é", claim: SessionClaim(order: UInt64.max))
+        first.announceOwnership(of: "mine", claim: .unordered)
+        #expect(waitUntil(seconds: 5) { heardByFirst.withLock { $0["odd id/é"] } == SessionClaim(order: .max) })
+        #expect(waitUntil(seconds: 5) { heardBySecond.withLock { $0["mine"] } == .unordered })
+        // A real claim announces its order, the stream sequence it was written at.
+        #expect(failureKind(appendWaiting(record("claimed", 1), to: first)) == nil)
+        let loaded = try #require(try second.load("claimed"))
+        let claim = try #require(try second.claim("claimed", asLoaded: loaded))
+        #expect(claim.order > 0)
+        #expect(waitUntil(seconds: 5) { heardByFirst.withLock { $0["claimed"] } == claim })
         usleep(200_000)
-        #expect(!heardByFirst.withLock { $0.contains("mine") }, "a node ignores its own notices")
-        #expect(!heardBySecond.withLock { $0.contains("taken") || $0.contains("odd id/é") })
+        #expect(heardByFirst.withLock { $0["mine"] } == nil, "a node ignores its own notices")
+        #expect(heardBySecond.withLock { $0["taken"] == nil && $0["odd id/é"] == nil && $0["claimed"] == nil })
+    }
+
+    /// A notice reads as `<node> <order>`; a node of an earlier version sent its id alone (a claim of unknown order).
+    @Test func anOwnershipNoticeReadsItsNodeAndOrderAndAnOlderNodesNoticeAsUnordered() throws {
+        let notice = try #require(NATSSessionStore.ownershipNotice(Array("1f2e 42".utf8)))
+        #expect(Array(notice.node) == Array("1f2e".utf8) && notice.claim == SessionClaim(order: 42))
+        let older = try #require(NATSSessionStore.ownershipNotice(Array("1f2e".utf8)))
+        #expect(Array(older.node) == Array("1f2e".utf8) && older.claim == .unordered)
+        #expect(NATSSessionStore.ownershipNotice(Array("1f2e x".utf8)) == nil)
+        #expect(NATSSessionStore.ownershipNotice(Array("1f2e -1".utf8)) == nil)
     }
 
     @Test func anOutageFailsAppendsQuicklyAndEndsWithoutReopening() throws {

@@ -49,8 +49,10 @@ final class ServerSession: SessionOutputReceiver {
         var nextCompactionAttempt = 0
         /// A compaction is queued or running.
         var isCompacting = false
-        /// The session ended (beside the other flag: they share one word).
+        /// The session ended (beside the other flags: they share one word).
         var expired = false
+        /// It ended in memory only, going on in the store (another node took it over, or it was passivated).
+        var setAside = false
         /// Answers waiting for an input's record to be stored.
         var waiters = InlineFirstList<DurabilityWaiter>()
 
@@ -132,6 +134,8 @@ final class ServerSession: SessionOutputReceiver {
         let topicIntake = LazyReference<Locked<TopicIntake>>()
         /// Made on the first `Idempotency-Key`: most sessions never send one (its bytes' count lives here too).
         let idempotency = LazyReference<IdempotencyState>()
+        /// The order of the claim a restored session was restored from (``SessionClaim/order``; 0: made here).
+        let claimOrder = Atomic<UInt64>(0)
     }
 
     private let raritiesStorage = LazyReference<Rarities>()
@@ -175,6 +179,13 @@ final class ServerSession: SessionOutputReceiver {
                     retention: limits.idempotencyRetention, capacity: limits.idempotencyKeys,
                     byteLimit: limits.idempotencyBytes))
         ).cache
+    }
+
+    /// The claim of the store's log this copy was restored from (``SessionClaim/unordered`` for a session made
+    /// here): another node's notice drops the copy only for a later claim (``PageServer/dropCopyTakenOver(_:claim:)``).
+    var claim: SessionClaim {
+        get { SessionClaim(order: raritiesStorage.load()?.claimOrder.load(ordering: .acquiring) ?? 0) }
+        set { rarities.claimOrder.store(newValue.order, ordering: .releasing) }
     }
 
     /// The idempotency state when the session ever sent a key; nil otherwise (reading this makes nothing).
@@ -418,6 +429,11 @@ final class ServerSession: SessionOutputReceiver {
         }
     }
 
+    /// Whether this copy left memory to go on in the store (another node took the session over, or it was
+    /// passivated), its pages released, with no store failure: a request that found it before and failed on its
+    /// released pages is run again on the session as the store has it (see ``PageServer``'s stored routes).
+    var wasSetAside: Bool { streamState.withLock { $0.expired && $0.setAside && $0.storeFailure == nil } }
+
     /// The store failed an append of this session: it must not serve another request (see ``StreamState/storeFailure``).
     var isSpoiled: Bool { streamState.withLock { $0.storeFailure != nil } }
 
@@ -519,6 +535,7 @@ final class ServerSession: SessionOutputReceiver {
     func expire(reason: String?) {
         let streams = streamState.withLock { state -> [EventStream] in
             state.expired = true
+            state.setAside = reason == nil
             let streams = Array(state.streams.values)
             state.streams = [:]
             return streams

@@ -255,27 +255,28 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
     // MARK: - Ownership
 
     /// Claims `session` as `stored` shows it (see ``SessionStore/claim(_:asLoaded:)``): writes a claim to its subject,
-    /// fenced on the last message `stored` was read up to, then announces it (``announceOwnership(of:)``). A claim is
-    /// a `remove` message naming no record, with the claiming node's id in `Mvvmr-Owner` (NATSLogFormat), so that a
-    /// node of an earlier version reads it as nothing.
-    /// - Returns: false when the subject has another last message (another node wrote or claimed since the load), or
+    /// fenced on the last message `stored` was read up to, then announces it (``announceOwnership(of:claim:)``). A
+    /// claim is a `remove` message naming no record, with the claiming node's id in `Mvvmr-Owner` (NATSLogFormat), so
+    /// that a node of an earlier version reads it as nothing. Its order is its sequence number in the stream.
+    /// - Returns: nil when the subject has another last message (another node wrote or claimed since the load), or
     ///   when another write came between the load and the claim all the same (see ``NATSLogFormat``).
-    public func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool {
+    public func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> SessionClaim? {
         guard let position = stored.position else {
             // Not read from this kind of store: nothing to fence on; the notice at least drops other copies.
-            announceOwnership(of: session)
-            return true
+            announceOwnership(of: session, claim: .unordered)
+            return .unordered
         }
         let owner = String(decoding: nodeIdentifier, as: UTF8.self)
-        let claimed = try exclusively(session) { (fence: inout NATSFence) throws(SessionStoreError) -> Bool in
+        let claim = try exclusively(session) { (fence: inout NATSFence) throws(SessionStoreError) -> SessionClaim? in
             var claimed = NATSFence(lastNumber: position.lastNumber, floor: position.floor, sequence: position.sequence)
             if fence.sequence == position.sequence {
                 claimed.activity = fence.activity
                 claimed.recentRecords = fence.recentRecords
             }
+            let sequence: UInt64
             do throws(SessionStoreError) {
                 let subject = logSubject(session)
-                let sequence = try write(
+                sequence = try write(
                     subject,
                     headers: NATSLogFormat.headers(kind: "remove", number: 0, last: position.lastNumber, floor: position.floor)
                         + [(NATSLogFormat.owner, owner), (NATSLogFormat.previous, String(position.sequence))],
@@ -289,40 +290,42 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
                 // Refused: another node wrote since the load. Not answered: it may have been written. Either way this
                 // node reads the fence again before its next write.
                 fence.isStale = true
-                if error.kind == .outOfOrder { return false }
+                if error.kind == .outOfOrder { return nil }
                 throw error
             }
             fence = claimed
             // This node holds the session from what it read: its next records follow that (and any append of an
             // earlier copy still queued ran before this turn).
             state.withLock { $0.failedSessions[session] = nil }
-            return true
+            return SessionClaim(order: sequence)
         }
-        if claimed { announceOwnership(of: session) }
-        return claimed
+        if let claim { announceOwnership(of: session, claim: claim) }
+        return claim
     }
 
     /// Publishes, on core NATS, that this node now holds `session` live (`<name>.owner.<session key>`, the node's id
-    /// as the payload): the other nodes drop their copies. At most once and not waited for; a node that misses it
-    /// serves stale reads until its next write, which the fence refuses.
-    public func announceOwnership(of session: String) {
+    /// and the claim's order as the payload, `<node> <order>`): the other nodes drop their copies restored from
+    /// earlier claims. At most once and not waited for; a node that misses it serves stale reads until its next
+    /// write, which the fence refuses.
+    public func announceOwnership(of session: String, claim: SessionClaim) {
         guard enter() else { return }
         defer { leave() }
-        client.publishNotice(ownerSubjectPrefix + NATSLogFormat.key(of: session), nodeIdentifier)
+        client.publishNotice(
+            ownerSubjectPrefix + NATSLogFormat.key(of: session), nodeIdentifier + [UInt8(ascii: " ")] + Array(String(claim.order).utf8))
     }
 
-    /// Subscribes to the other nodes' ownership notices: `handler` gets each session id another node announced (on a
-    /// nats.c thread). Once per store; nats.c subscribes again by itself after a reconnect.
-    public func observeOwnership(_ handler: @escaping @Sendable (String) -> Void) {
+    /// Subscribes to the other nodes' ownership notices: `handler` gets each session id another node announced, with
+    /// its claim (on a nats.c thread). Once per store; nats.c subscribes again by itself after a reconnect.
+    public func observeOwnership(_ handler: @escaping @Sendable (String, SessionClaim) -> Void) {
         guard enter() else { return }
         defer { leave() }
         let prefix = ownerSubjectPrefix
         let me = nodeIdentifier
         ownershipRouter.route { subject, payload in
-            guard payload != me, subject.hasPrefix(prefix),
+            guard let notice = Self.ownershipNotice(payload), notice.node != me[...], subject.hasPrefix(prefix),
                 let session = NATSLogFormat.session(ofKey: subject.dropFirst(prefix.count))
             else { return }
-            handler(session)
+            handler(session, notice.claim)
         }
         do throws(SessionStoreError) {
             try client.subscribe(prefix + "*", router: ownershipRouter)
@@ -331,6 +334,15 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
             ownershipRouter.route(to: nil)
         }
     }
+
+    /// An ownership notice's node id and claim: `<node> <order>`, or a node of an earlier version's `<node>` alone
+    /// (an ``SessionClaim/unordered`` claim). Nil for an order that is not a number.
+    static func ownershipNotice(_ payload: [UInt8]) -> (node: ArraySlice<UInt8>, claim: SessionClaim)? {
+        guard let space = payload.firstIndex(of: UInt8(ascii: " ")) else { return (payload[...], .unordered) }
+        guard let order = UInt64(String(decoding: payload[(space + 1)...], as: UTF8.self)) else { return nil }
+        return (payload[..<space], SessionClaim(order: order))
+    }
+
     private func activitySubject(_ session: String) -> String { activitySubjectPrefix + NATSLogFormat.key(of: session) }
 
     // MARK: - Appending

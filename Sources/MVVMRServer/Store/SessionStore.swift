@@ -81,6 +81,26 @@ public struct StoredSession: Sendable, Equatable {
     public var lastNumber: Int { records.last?.number ?? snapshot?.number ?? 0 }
 }
 
+/// A node's claim of a session in a shared store (``SessionStore/claim(_:asLoaded:)``): where it stands among the
+/// session's writes, so that a notice of an earlier claim, arriving late, drops no copy restored after it.
+public struct SessionClaim: Sendable, Hashable {
+    /// Grows with every write to the store (a stream's sequence number): of two claims of one session, the later
+    /// has the greater. 0 when the store cannot tell.
+    public let order: UInt64
+
+    /// A claim whose place among the writes the store cannot tell (a store one node owns, or a notice from a node
+    /// of an earlier version): every other claim counts as later than it, and it counts as later than any.
+    public static let unordered = SessionClaim(order: 0)
+
+    /// A claim at `order` among the store's writes.
+    public init(order: UInt64) { self.order = order }
+
+    /// Whether this claim, announced by another node, comes after the one a copy here was restored from (`held`;
+    /// ``unordered`` for a copy made here, which no claim precedes): only then is the copy stale. A claim whose
+    /// place is unknown is taken as later (dropping a copy costs a restore; keeping a stale one, stale reads).
+    public func supersedes(_ held: SessionClaim) -> Bool { order == 0 || held.order < order }
+}
+
 /// When a session was last active, for ``SessionStore/touch(_:)``.
 public struct SessionActivity: Sendable, Equatable {
     /// The session's id.
@@ -105,11 +125,14 @@ extension SessionStore {
     /// False: a store in this process or on this machine's disk is this node's alone.
     public var isShared: Bool { false }
 
-    /// True: a store one node owns has no other node that could have written to the session since it was loaded.
-    public func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool { true }
+    /// An ``SessionClaim/unordered`` claim, always granted: a store one node owns has no other node that could
+    /// have written to the session since it was loaded.
+    public func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> SessionClaim? {
+        .unordered
+    }
 
     /// Nothing: a store one node owns has no other node whose announcements could arrive.
-    public func observeOwnership(_ handler: @escaping @Sendable (String) -> Void) {}
+    public func observeOwnership(_ handler: @escaping @Sendable (String, SessionClaim) -> Void) {}
 
     /// Records that `session` was last active at `time` (see ``touch(_:)``).
     /// - Parameters:
@@ -237,8 +260,8 @@ public protocol SessionStore: AnyObject, Sendable {
     var isShared: Bool { get }
 
     /// Makes this node the holder of `session`, as `stored` (what it just loaded) shows it, before it restores a
-    /// copy from it: false when another node wrote to the session since it was loaded (load it again and claim
-    /// again), true once the claim is written. From then on another node's append to the session, or its own
+    /// copy from it: nil when another node wrote to the session since it was loaded (load it again and claim
+    /// again), the claim (where it stands among the session's writes) once it is written. From then on another node's append to the session, or its own
     /// claim, fails the fence unless it read the session again after the claim, and the other nodes are told (at
     /// most once, not waited for) to drop their copies (see ``observeOwnership(_:)``). So a restored copy never
     /// starts behind the store, which it could otherwise stay, serving stale reads and streams, until its next
@@ -248,12 +271,13 @@ public protocol SessionStore: AnyObject, Sendable {
     ///   - stored: what ``load(_:)`` returned for it.
     /// - Throws: `unavailable` when the store cannot be reached (or did not answer: the claim may have been
     ///   written; a later load reads it).
-    func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool
+    func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> SessionClaim?
 
-    /// Calls `handler` with the id of every session another node announced it now holds, so that this node drops
-    /// its own copy rather than serve stale reads from it.
+    /// Calls `handler` with the id of every session another node announced it now holds, and that node's claim, so
+    /// that this node drops its own copy rather than serve stale reads from it, unless its copy was restored from a
+    /// later claim (``SessionClaim/supersedes(_:)``): a notice may arrive after this node claimed the session back.
     /// - Parameter handler: runs on the store's own thread; it must be quick and must not wait for the store.
-    func observeOwnership(_ handler: @escaping @Sendable (String) -> Void)
+    func observeOwnership(_ handler: @escaping @Sendable (String, SessionClaim) -> Void)
 
     /// Returns once every append queued before the call has completed (at once when closed).
     func flush()

@@ -22,10 +22,10 @@ extension ForwardingSessionStore {
         inner.append(record, lastActive: lastActive, completion: completion)
     }
     func load(_ session: String) throws(SessionStoreError) -> StoredSession? { try inner.load(session) }
-    func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> Bool {
+    func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> SessionClaim? {
         try inner.claim(session, asLoaded: stored)
     }
-    func observeOwnership(_ handler: @escaping @Sendable (String) -> Void) { inner.observeOwnership(handler) }
+    func observeOwnership(_ handler: @escaping @Sendable (String, SessionClaim) -> Void) { inner.observeOwnership(handler) }
     func saveSnapshot(_ snapshot: StoredSnapshot, of session: String) throws(SessionStoreError) {
         try inner.saveSnapshot(snapshot, of: session)
     }
