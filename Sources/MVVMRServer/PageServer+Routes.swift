@@ -66,23 +66,24 @@ extension PageServer {
         let ok = RouteStatusCounter(requestCounter, route: pattern)
         router.add(method, pattern, .deferred { [self] request, responder in
             let started = MonotonicClock.microseconds()
-            var ack = Acknowledgement()
-            let response = Self.answer(request, with: handler, acknowledging: &ack)
-            let credential = ack.credential
-            guard let session = ack.session else {
-                return account(request, route: pattern, counting: ok, response, started: started, credential: credential)
-            }
             // The answer that waits for the store is made only when the input is not stored yet.
-            let durability = session.durability(of: ack.inputNumber) {
+            let attempt = storedAttempt(request, with: handler) { session, response, credential in
                 let answer = StoredAnswer(responder: responder) { [self] failure in
                     let answer = failure.map { storeRefusal($0, session: session) } ?? response
                     return account(request, route: pattern, counting: ok, answer, started: started, credential: credential)
                 }
                 return { failure in answer.send(failure) }
             }
+            let credential = attempt.ack.credential
+            guard let session = attempt.session, let durability = attempt.durability else {
+                return account(request, route: pattern, counting: ok, attempt.response, started: started, credential: credential)
+            }
             switch durability {
-            case .stored:
-                return account(request, route: pattern, counting: ok, response, started: started, credential: credential)
+            case .stored, .setAside:
+                return account(request, route: pattern, counting: ok, attempt.response, started: started, credential: credential)
+            case .ended:
+                let unknown = ProtocolError.unknownSession.httpError.response
+                return account(request, route: pattern, counting: ok, unknown, started: started, credential: credential)
             case .waiting:
                 return nil
             case .failed(let failure):
@@ -92,27 +93,52 @@ extension PageServer {
         })
     }
 
-    /// A stored route's handler's answer (its protocol error's, when it throws), and in `ack` what it shows.
+    /// One stored route's answer to a request, before it is sent.
+    struct StoredAttempt {
+        /// The handler's response (its protocol error's, when it threw).
+        var response: HTTPResponse
+        /// What the response shows of a session.
+        var ack: Acknowledgement
+        /// Whether that is stored (nil: the request worked on no session).
+        var durability: ServerSession.Durability?
+        /// The session the request worked on (when `durability` is not nil).
+        var session: ServerSession?
+    }
+
+    /// Runs a stored route's handler and asks the session it worked on whether what the answer shows is stored; the
+    /// notification is made (`notification`, from the session, the response and the request's credential) only when
+    /// the answer waits for the store.
     ///
-    /// A handler refused on a session that left memory under it (another node took the session over, or it was
-    /// passivated: ``ServerSession/wasSetAside``) runs once more, on the session restored from the store: its
-    /// refusal speaks of the copy's released pages (`409 page_not_bound`), not of the session, which goes on there,
-    /// and the refused attempt changed nothing. Once only: a session taken back and forth answers as it finds it.
-    static func answer(
+    /// When the session's copy was set aside under the request (another node took the session over, or it was
+    /// passivated: ``ServerSession/Durability/setAside``) before anything the request did was queued for the store,
+    /// the handler runs once more, on the session restored from the store: the first attempt acted on a copy whose
+    /// pages were released (`409 page_not_bound`, an empty session) or whose records were refused, and nothing of it
+    /// reached the store or a client. Once only: a session taken back and forth answers as it finds it.
+    func storedAttempt(
         _ request: HTTPRequest,
         with handler: (HTTPRequest, inout Acknowledgement) throws(ProtocolError) -> HTTPResponse,
-        acknowledging ack: inout Acknowledgement
-    ) -> HTTPResponse {
-        do throws(ProtocolError) {
-            return try handler(request, &ack)
-        } catch {
-            guard let used = ack.session, used.wasSetAside else { return error.httpError.response }
-        }
-        ack = Acknowledgement()
-        do throws(ProtocolError) {
-            return try handler(request, &ack)
-        } catch {
-            return error.httpError.response
+        notification: (ServerSession, HTTPResponse, Acknowledgement.CredentialReading) -> @Sendable (SessionStoreError?) -> Void
+    ) -> StoredAttempt {
+        var again = false
+        while true {
+            var ack = Acknowledgement()
+            let response: HTTPResponse
+            do throws(ProtocolError) {
+                response = try handler(request, &ack)
+            } catch {
+                response = error.httpError.response
+            }
+            guard let session = ack.session else { return StoredAttempt(response: response, ack: ack) }
+            let durability = session.durability(of: ack.inputNumber, acceptedSince: again ? nil : ack.acceptedMark) {
+                notification(session, response, ack.credential)
+            }
+            if case .setAside = durability, !again {
+                again = true
+                setAsideReruns.increment()
+                logger.log(.debug, "request_rerun", [("session", .string(SessionIdentifier.redacted(session.identifier)))])
+                continue
+            }
+            return StoredAttempt(response: response, ack: ack, durability: durability, session: session)
         }
     }
 
@@ -364,8 +390,10 @@ extension PageServer {
         return json(created, status: 201, headers: [sessionCookie(session.identifier, for: request)])
     }
 
-    private func sessionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    /// `GET /api/session`: the session's navigation and live pages.
+    func sessionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let session = try session(for: request, noting: &ack)
+        ack.uses(session)
         ack.after(session, input: session.pages.inputNumber)
         let sequence = session.pages.sequence
         let navigation = session.pages.navigation
@@ -415,7 +443,8 @@ extension PageServer {
         return HTTPResponse(status: 200, headers: Self.jsonNoStore, body: .bytes(body))
     }
 
-    private func actionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    /// `POST /api/pages/{unit}/actions`: delivers an action to the unit's page and answers its patch.
+    func actionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let started = MonotonicClock.microseconds()
         let unit = request.pathParameters["unit"] ?? ""
         let metrics = servedUnits[unit]?.metrics
@@ -589,7 +618,7 @@ extension PageServer {
 
     private func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         guard let named = credentials(request, acceptingQuery: true) else { throw .unknownSession }
-        let session = try session(identifiedBy: named)
+        var session = try session(identifiedBy: named)
         // Both are checked, so a malformed one is refused even where the other (the header) would win.
         let fromHeader = try eventIdentifier(request.headers["Last-Event-ID"])
         let fromQuery = try eventIdentifier(request.queryValue("lastEventId"))
@@ -602,7 +631,20 @@ extension PageServer {
         // A reconnect delay of 1 to 3 s, different for each stream: when a node dies, its streams' clients do not
         // all come back to the next node in the same instant.
         stream.send(bytes: Array("retry: \(Self.streamRetryMilliseconds())\n\n".utf8))
-        switch session.attach(stream, lastEventID: lastEventID) {
+        var attachment = session.attach(stream, lastEventID: lastEventID)
+        if attachment == .expired, session.wasSetAside {
+            // The copy found was set aside meanwhile (taken over, passivated): the session goes on in the store.
+            // Once more, on the session restored from there, rather than tell the client its session is gone.
+            do throws(ProtocolError) {
+                session = try self.session(identifiedBy: named)
+            } catch {
+                streamsPerAddress.release(address)
+                throw error
+            }
+            setAsideReruns.increment()
+            attachment = session.attach(stream, lastEventID: lastEventID)
+        }
+        switch attachment {
         case .attached: break
         case .expired:
             streamsPerAddress.release(address)
@@ -705,6 +747,8 @@ struct Acknowledgement {
 
     private(set) var session: ServerSession?
     private(set) var inputNumber: Int?
+    /// The session's ``ServerSession/acceptedInputMark`` when the request found it (``uses(_:)``).
+    private(set) var acceptedMark: Int?
     /// The session id the request carried, once its handler read it (its log line then does not read it again).
     private(set) var credential = CredentialReading.notRead
 
@@ -717,9 +761,12 @@ struct Acknowledgement {
     /// The request works on `session`: even when it fails, its answer is 503 `store_unavailable` if the store
     /// failed the session meanwhile. (A request that found the session healthy and acted on it after a store
     /// failure had it dropped, its pages released, would otherwise get whatever the released pages say, such as
-    /// `409 page_not_bound`, while the session restored from the store has the page.)
+    /// `409 page_not_bound`, while the session restored from the store has the page.) When the copy is set aside
+    /// instead (taken over, passivated) before anything the request did was queued for the store, the request runs
+    /// again (``PageServer/storedAttempt(_:with:notification:)``).
     mutating func uses(_ session: ServerSession) {
         self.session = session
+        acceptedMark = session.acceptedInputMark
     }
 
     /// Notes the session id the request carried (nil: none).

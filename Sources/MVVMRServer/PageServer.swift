@@ -68,6 +68,9 @@ public final class PageServer: Sendable {
     /// Restores that loaded a session again because another node wrote to it between the load and the claim
     /// (`mvvmr_session_claims_refused_total`).
     let claimsRefused: Counter
+    /// Requests run again because the session's copy they found was set aside under them
+    /// (`mvvmr_session_setaside_reruns_total`).
+    let setAsideReruns: Counter
     let passivations: Counter
     /// Pages that began to hibernate (`mvvmr_page_hibernations_total`).
     let hibernations: Counter
@@ -138,6 +141,9 @@ public final class PageServer: Sendable {
         claimsRefused = metrics.counter(
             "mvvmr_session_claims_refused_total",
             help: "Restores that loaded a session again because another node wrote to it after it was loaded.")
+        setAsideReruns = metrics.counter(
+            "mvvmr_session_setaside_reruns_total",
+            help: "Requests run again on a session restored from the store because the copy they found was set aside under them.")
         passivations = metrics.counter("mvvmr_session_passivations_total", help: "Idle sessions taken out of memory (kept in the store).")
         hibernations = metrics.counter(
             "mvvmr_page_hibernations_total",

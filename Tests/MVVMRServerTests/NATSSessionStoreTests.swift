@@ -257,14 +257,21 @@ import Testing
         #expect(heardBySecond.withLock { $0["taken"] == nil && $0["odd id/é"] == nil && $0["claimed"] == nil })
     }
 
-    /// A notice reads as `<node> <order>`; a node of an earlier version sent its id alone (a claim of unknown order).
-    @Test func anOwnershipNoticeReadsItsNodeAndOrderAndAnOlderNodesNoticeAsUnordered() throws {
-        let notice = try #require(NATSSessionStore.ownershipNotice(Array("1f2e 42".utf8)))
-        #expect(Array(notice.node) == Array("1f2e".utf8) && notice.claim == SessionClaim(order: 42))
-        let older = try #require(NATSSessionStore.ownershipNotice(Array("1f2e".utf8)))
-        #expect(Array(older.node) == Array("1f2e".utf8) && older.claim == .unordered)
-        #expect(NATSSessionStore.ownershipNotice(Array("1f2e x".utf8)) == nil)
-        #expect(NATSSessionStore.ownershipNotice(Array("1f2e -1".utf8)) == nil)
+    /// A notice reads as `<node> <order>`; a node of an earlier version sent its id alone, and an order that does not
+    /// read is not trusted: both are claims of unknown order, which drop any copy.
+    @Test func anOwnershipNoticeReadsItsNodeAndOrderAndAnythingElseAsUnordered() {
+        let cases: [(String, String, SessionClaim)] = [
+            ("1f2e 42", "1f2e", SessionClaim(order: 42)),
+            ("1f2e 42 later-field", "1f2e", SessionClaim(order: 42)),
+            ("1f2e", "1f2e", .unordered),
+            ("1f2e x", "1f2e", .unordered),
+            ("1f2e -1", "1f2e", .unordered),
+            ("1f2e 99999999999999999999", "1f2e", .unordered),
+        ]
+        for (payload, node, claim) in cases {
+            let notice = NATSSessionStore.ownershipNotice(Array(payload.utf8))
+            #expect(Array(notice.node) == Array(node.utf8) && notice.claim == claim, "\(payload)")
+        }
     }
 
     @Test func anOutageFailsAppendsQuicklyAndEndsWithoutReopening() throws {

@@ -1,3 +1,7 @@
+import Dispatch
+#if canImport(Glibc)
+    import Glibc
+#endif
 import JSONPatch
 import Locking
 import MVVMR
@@ -6,13 +10,19 @@ import Testing
 
 @testable import MVVMRServer
 
-/// A store shared by two nodes in one process, whose claims have an order, as JetStream's do.
+/// A store shared by two nodes in one process, whose claims have an order, as JetStream's do; a step of the test's
+/// can run inside the next claim (where a restore holds its session's lock).
 final class OrderedClaimsStore: ForwardingSessionStore {
     let inner = MemorySessionStore()
     private let lastOrder = Locked<UInt64>(0)
+    private let duringClaim = Locked<(@Sendable () -> Void)?>(nil)
+
+    /// Runs `step` inside the next claim, once.
+    func once(duringClaim step: @escaping @Sendable () -> Void) { duringClaim.withLock { $0 = step } }
 
     func claim(_ session: String, asLoaded stored: StoredSession) throws(SessionStoreError) -> SessionClaim? {
-        SessionClaim(order: lastOrder.withLock { order in
+        duringClaim.withLock { step in defer { step = nil }; return step }?()
+        return SessionClaim(order: lastOrder.withLock { order in
             order += 1
             return order
         })
@@ -20,8 +30,9 @@ final class OrderedClaimsStore: ForwardingSessionStore {
 }
 
 /// A node drops its copy of a session when another node announces a later claim of it, not an earlier one; and a
-/// request that found the copy just before it was dropped is answered from the session as the store has it.
-@Suite struct TakenOverSessionTests {
+/// request that found the copy just before it was set aside (taken over, passivated) is answered from the session
+/// as the store has it.
+@Suite(.serialized) struct TakenOverSessionTests {
     private static func node(_ store: OrderedClaimsStore) -> PageServer {
         PageServer(units: [.echo], root: .echo, store: store)
     }
@@ -51,7 +62,7 @@ final class OrderedClaimsStore: ForwardingSessionStore {
         let firstsCopy = try #require(try first.liveSession(identifier))
         #expect(firstsCopy !== made && firstsCopy.claim == SessionClaim(order: 2))
 
-        // The second node's notice again, late (it waited for the restore's lock): the first node's copy is newer.
+        // The second node's notice again, late: the first node's copy is newer.
         first.dropCopyTakenOver(identifier, claim: secondsCopy.claim)
         #expect(first.sessions.peek(identifier) === firstsCopy && !firstsCopy.wasSetAside)
         #expect(first.takeovers.value() == 1)
@@ -65,20 +76,43 @@ final class OrderedClaimsStore: ForwardingSessionStore {
         #expect(first.takeovers.value() == 2)
     }
 
-    /// The action route's steps: find the session, then act on it (with the test's step between the two).
-    private static func act(
-        on server: PageServer, _ identifier: String, _ ack: inout Acknowledgement, between: () -> Void
-    ) throws(ProtocolError) -> HTTPResponse {
-        guard let session = try server.liveSession(identifier) else { throw .unknownSession }
-        ack.uses(session)
-        between()
-        do throws(PageError) {
-            let result = try session.pages.perform("text", value: "acted", on: "echo")
-            ack.after(session, input: result.inputNumber)
-            return HTTPResponse(status: 200, body: .bytes(result.responseBody))
-        } catch {
-            throw ProtocolError(error)
+    /// What failed the cluster check: another node's notice, of a claim made before this node's restore claimed the
+    /// session, waited for the restore's lock and then dropped the copy the restore had just made.
+    @Test func aNoticeThatWaitedForARestoreClaimingAfterItKeepsTheRestoredCopy() async throws {
+        let store = OrderedClaimsStore()
+        let (first, second) = (Self.node(store), Self.node(store))
+        let made = try Self.echoSession(on: second, saying: "hello")
+        let identifier = made.identifier
+        // The second node claims it (order 1) as the first node starts restoring it; the second node's notice reaches
+        // the first node while its restore holds the session's lock, and waits.
+        let secondsClaim = try #require(try store.claim(identifier, asLoaded: StoredSession(snapshot: nil, records: [])))
+        let noticeHandled = Locked(false)
+        store.once {
+            DispatchQueue.global().async {
+                first.dropCopyTakenOver(identifier, claim: secondsClaim)
+                noticeHandled.withLock { $0 = true }
+            }
+            usleep(50_000)
         }
+        let restored = try #require(try first.liveSession(identifier))
+        #expect(restored.claim == SessionClaim(order: 2))
+        #expect(await TopicFanoutTests.eventually { noticeHandled.withLock { $0 } })
+        #expect(first.sessions.peek(identifier) === restored && !restored.wasSetAside, "the restored copy was dropped")
+        #expect(first.takeovers.value() == 0)
+    }
+
+    /// An action request to `server` for `session` (with a key, so that the test can hold the request between
+    /// finding the session and acting on it: the key's lock).
+    private static func actionRequest(_ session: String, text: String) -> HTTPRequest {
+        var request = HTTPRequest(
+            method: "POST", path: "/api/pages/echo/actions",
+            headers: HTTPHeaders([
+                HTTPHeader(name: "X-Session-ID", value: session), HTTPHeader(name: "Content-Type", value: "application/json"),
+                HTTPHeader(name: "Idempotency-Key", value: "key-\(text)"),
+            ]),
+            body: Array(#"{"action":"text","value":"\#(text)"}"#.utf8))
+        request.pathParameters = ["unit": "echo"]
+        return request
     }
 
     private static func errorCode(_ response: HTTPResponse) -> String? {
@@ -86,67 +120,118 @@ final class OrderedClaimsStore: ForwardingSessionStore {
         return json["error"]?["code"]?.stringValue
     }
 
-    @Test func aRequestWhoseCopyIsTakenOverUnderItActsOnTheSessionRestored() throws {
-        let store = OrderedClaimsStore()
-        let server = Self.node(store)
-        let made = try Self.echoSession(on: server, saying: "hello")
-        let request = HTTPRequest(method: "POST", path: "/api/pages/echo/actions")
-        var attempts = 0
-        var ack = Acknowledgement()
-        let response = PageServer.answer(request, with: { request, ack throws(ProtocolError) in
-            attempts += 1
-            return try Self.act(on: server, made.identifier, &ack) {
-                // Another node's notice, between the route finding the copy and acting on it.
-                if attempts == 1 { server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9)) }
+    /// Runs `request` through the action route on `server` on another thread, holding it after it found `copy`
+    /// (on the copy's idempotency lock) while `meanwhile` runs; returns the route's attempt.
+    private static func action(
+        _ request: HTTPRequest, on server: PageServer, holding copy: ServerSession, meanwhile: () -> Void
+    ) async throws -> PageServer.StoredAttempt {
+        let started = Locked(false)
+        let result = Locked<PageServer.StoredAttempt?>(nil)
+        copy.idempotency.withLock { _ in
+            DispatchQueue.global().async {
+                let attempt = server.storedAttempt(request, with: { request, ack throws(ProtocolError) in
+                    started.withLock { $0 = true }
+                    return try server.actionResponse(request, &ack)
+                }, notification: { _, _, _ in { _ in } })
+                result.withLock { $0 = attempt }
             }
-        }, acknowledging: &ack)
-        #expect(response.status == 200, "\(Self.errorCode(response) ?? "")")
-        #expect(attempts == 2)
+            while !started.withLock({ $0 }) { usleep(1_000) }
+            // From finding the session to waiting for its key's lock is microseconds of work.
+            usleep(100_000)
+            meanwhile()
+        }
+        #expect(await TopicFanoutTests.eventually { result.withLock { $0 != nil } })
+        return try #require(result.withLock { $0 })
+    }
+
+    @Test func anActionWhoseCopyIsTakenOverUnderItIsAnsweredFromTheRestoredSession() async throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        let attempt = try await Self.action(Self.actionRequest(made.identifier, text: "acted"), on: server, holding: made) {
+            server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9))
+        }
+        #expect(attempt.response.status == 200, "\(attempt.response.body)")
+        #expect(server.setAsideReruns.value() == 1, "the request ran again")
         let restored = try #require(server.sessions.peek(made.identifier))
-        #expect(restored !== made && ack.session === restored && ack.inputNumber == 3)
+        #expect(restored !== made && attempt.session === restored && attempt.ack.inputNumber == 3)
         #expect(restored.pages.inputNumber == 3, "made, hello, acted: the input once, on the restored copy")
         #expect(made.pages.inputNumber == 2, "nothing on the copy dropped")
+        #expect(try server.store.load(made.identifier)?.records.count == 3)
     }
 
-    @Test func aRequestWhoseCopyIsPassivatedUnderItActsOnTheSessionRestored() throws {
+    @Test func anActionWhoseCopyIsPassivatedUnderItIsAnsweredFromTheRestoredSession() async throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        let attempt = try await Self.action(Self.actionRequest(made.identifier, text: "acted"), on: server, holding: made) {
+            if let idle = server.sessions.remove(made.identifier) { server.passivate(idle) }
+        }
+        #expect(attempt.response.status == 200 && server.setAsideReruns.value() == 1)
+        #expect(try server.store.load(made.identifier)?.records.count == 3)
+    }
+
+    @Test func anActionWhoseSessionIsDeletedUnderItIsToldTheSessionIsGone() async throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        let attempt = try await Self.action(Self.actionRequest(made.identifier, text: "acted"), on: server, holding: made) {
+            if let ended = server.sessions.remove(made.identifier) { server.end(ended, reason: "deleted") }
+        }
+        guard case .ended = attempt.durability else {
+            Issue.record("answered \(attempt.response.status) \(Self.errorCode(attempt.response) ?? ""), not unknown_session")
+            return
+        }
+        #expect(server.setAsideReruns.value() == 0)
+        #expect(try server.store.load(made.identifier) == nil)
+    }
+
+    /// A read of a copy set aside after the request found it: the released copy would show no page at all.
+    @Test func aReadOfACopySetAsideUnderItShowsTheRestoredSession() throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
         var attempts = 0
-        var ack = Acknowledgement()
-        let response = PageServer.answer(HTTPRequest(method: "POST", path: "/"), with: { request, ack throws(ProtocolError) in
+        let attempt = server.storedAttempt(HTTPRequest(method: "GET", path: "/api/session"), with: { request, ack throws(ProtocolError) in
             attempts += 1
-            return try Self.act(on: server, made.identifier, &ack) {
-                if attempts == 1, let idle = server.sessions.remove(made.identifier) { server.passivate(idle) }
-            }
-        }, acknowledging: &ack)
-        #expect(response.status == 200 && attempts == 2)
-    }
-
-    @Test func aRequestWhoseSessionEndedUnderItIsNotRunAgain() throws {
-        let server = Self.node(OrderedClaimsStore())
-        let made = try Self.echoSession(on: server, saying: "hello")
-        var attempts = 0
-        var ack = Acknowledgement()
-        let response = PageServer.answer(HTTPRequest(method: "POST", path: "/"), with: { request, ack throws(ProtocolError) in
-            attempts += 1
-            return try Self.act(on: server, made.identifier, &ack) {
-                // Deleted (or expired): gone from the store too; the refusal stands.
-                if let ended = server.sessions.remove(made.identifier) { server.end(ended, reason: "deleted") }
-            }
-        }, acknowledging: &ack)
-        #expect(response.status == 409 && Self.errorCode(response) == "page_not_bound" && attempts == 1)
+            // What `GET /api/session` does, with the copy set aside between finding it and reading it the first time.
+            guard let session = try server.liveSession(made.identifier) else { throw .unknownSession }
+            ack.uses(session)
+            if attempts == 1 { server.dropCopyTakenOver(made.identifier) }
+            ack.after(session, input: session.pages.inputNumber)
+            return HTTPResponse(status: 200, body: .bytes(Array(String(session.pages.pages.count).utf8)))
+        }, notification: { _, _, _ in { _ in } })
+        #expect(attempts == 2 && server.setAsideReruns.value() == 1)
+        guard case .bytes(let body) = attempt.response.body else { return }
+        #expect(body == Array("1".utf8), "the restored session's page, not the released copy's none")
+        #expect(attempt.session === server.sessions.peek(made.identifier))
     }
 
     @Test func aRequestRefusedOnALiveSessionIsNotRunAgain() throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
         var attempts = 0
-        var ack = Acknowledgement()
-        let response = PageServer.answer(HTTPRequest(method: "POST", path: "/"), with: { request, ack throws(ProtocolError) in
+        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/"), with: { request, ack throws(ProtocolError) in
             attempts += 1
             ack.uses(made)
             throw ProtocolError(PageError(.pageNotBound, "elsewhere has no live page"))
-        }, acknowledging: &ack)
-        #expect(response.status == 409 && attempts == 1)
+        }, notification: { _, _, _ in { _ in } })
+        #expect(attempt.response.status == 409 && attempts == 1)
+    }
+
+    @Test func aRequestWhoseInputWasQueuedBeforeTheCopyWasSetAsideIsNotRunAgain() throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        var attempts = 0
+        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/"), with: { request, ack throws(ProtocolError) in
+            attempts += 1
+            ack.uses(made)
+            do throws(PageError) {
+                // Its record is queued (and stored), then the copy is set aside, then the request fails.
+                _ = try made.pages.perform("text", value: "recorded", on: "echo")
+            } catch {
+                throw ProtocolError(error)
+            }
+            server.dropCopyTakenOver(made.identifier)
+            throw ProtocolError(PageError(.pageNotBound, "echo has no live page"))
+        }, notification: { _, _, _ in { _ in } })
+        #expect(attempts == 1 && attempt.response.status == 409, "running it again would apply its input twice")
+        #expect(try server.store.load(made.identifier)?.records.count == 3)
     }
 }

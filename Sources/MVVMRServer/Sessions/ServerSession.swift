@@ -85,6 +85,12 @@ final class ServerSession: SessionOutputReceiver {
         case waiting
         /// The store could not take it (or an input before it).
         case failed(SessionStoreError)
+        /// The copy was set aside (``wasSetAside``) before anything the request did reached the store: the request is
+        /// to be run again on the session restored from the store.
+        case setAside
+        /// The session ended (deleted, expired) before anything the request did reached the store: to the client it is
+        /// unknown, as it would be a moment later.
+        case ended
     }
 
     /// What `attach` did.
@@ -161,6 +167,10 @@ final class ServerSession: SessionOutputReceiver {
     /// What the session may hold (its server's, shared).
     var limits: SessionLimits { environment.limits }
     let streamState: Locked<StreamState>
+    /// The number of the last input whose record was queued for the store (for a restored copy, at first the
+    /// stored log's last), written with `streamState` held: a request notes it when it finds the session
+    /// (``Acknowledgement/uses(_:)``), and finds it unchanged if nothing it did reached the store.
+    private let acceptedThrough = Atomic<Int>(0)
     /// The idempotency cache behind its own lock, and its bytes.
     final class IdempotencyState: Sendable {
         let cache: Locked<IdempotencyCache>
@@ -235,7 +245,10 @@ final class ServerSession: SessionOutputReceiver {
             receiveFromPages(.events)
             return
         }
-        streamState.withLock { $0.storedThrough = storedThrough }
+        streamState.withLock { state in
+            state.storedThrough = storedThrough
+            acceptedThrough.store(storedThrough, ordering: .relaxed)
+        }
         receiveFromPages(.records)
     }
 
@@ -256,7 +269,11 @@ final class ServerSession: SessionOutputReceiver {
             // session's `releaseAll()` returns, which the restore waits for (``expire(reason:)``), so it is
             // queued before any record of the restored session.
             guard state.storeFailure == nil else { return false }
+            // A copy set aside or ended takes no more: what it did after that reaches neither the store nor a client
+            // (a request that made it is run again on the restored session, or told the session is gone).
+            guard !state.expired else { return false }
             state.unconfirmed.append(UnconfirmedInput(number: number, events: events))
+            acceptedThrough.store(number, ordering: .relaxed)
             return true
         }
         guard accepted else { return }
@@ -416,13 +433,31 @@ final class ServerSession: SessionOutputReceiver {
         durability(of: number, makingNotification: { notify })
     }
 
+    /// The mark a request takes when it finds the session, for ``durability(of:acceptedSince:makingNotification:)``.
+    var acceptedInputMark: Int { acceptedThrough.load(ordering: .relaxed) }
+
     /// ``durability(of:notify:)``, with the notification made only when the record is not stored yet: a request
     /// whose input is stored already (a read, any request with the memory store) allocates nothing for it.
+    /// - Parameter mark: the ``acceptedInputMark`` the request took when it found the session (nil: none taken):
+    ///   when the copy was set aside and no record was queued since, the answer is ``Durability/setAside``.
     func durability(
-        of number: Int?, makingNotification makeNotification: () -> @Sendable (SessionStoreError?) -> Void
+        of number: Int?, acceptedSince mark: Int? = nil,
+        makingNotification makeNotification: () -> @Sendable (SessionStoreError?) -> Void
     ) -> Durability {
         streamState.withLock { state in
             if let failure = state.storeFailure { return .failed(failure) }
+            if state.expired {
+                let accepted = acceptedThrough.load(ordering: .relaxed)
+                // Nothing the request did reached the store: no record was queued since it found the copy, or its
+                // own record was refused (the copy had ended), so it never will be.
+                let untouched = mark.map { $0 == accepted } ?? false
+                let refused = number.map { $0 > state.storedThrough && $0 > accepted } ?? false
+                if untouched || refused {
+                    // Run again on the session restored from the store, or, the session having ended (deleted,
+                    // expired), told so rather than shown its released copy.
+                    return state.setAside ? .setAside : .ended
+                }
+            }
             guard let number, number > state.storedThrough else { return .stored }
             state.waiters.append(DurabilityWaiter(number: number, notify: makeNotification()))
             return .waiting
@@ -430,8 +465,9 @@ final class ServerSession: SessionOutputReceiver {
     }
 
     /// Whether this copy left memory to go on in the store (another node took the session over, or it was
-    /// passivated), its pages released, with no store failure: a request that found it before and failed on its
-    /// released pages is run again on the session as the store has it (see ``PageServer``'s stored routes).
+    /// passivated), its pages released, with no store failure: a request that found it before is run again on the
+    /// session as the store has it, unless something it did was queued for the store first (see
+    /// ``durability(of:acceptedSince:makingNotification:)``).
     var wasSetAside: Bool { streamState.withLock { $0.expired && $0.setAside && $0.storeFailure == nil } }
 
     /// The store failed an append of this session: it must not serve another request (see ``StreamState/storeFailure``).

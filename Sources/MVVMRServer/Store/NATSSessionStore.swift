@@ -322,7 +322,8 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         let prefix = ownerSubjectPrefix
         let me = nodeIdentifier
         ownershipRouter.route { subject, payload in
-            guard let notice = Self.ownershipNotice(payload), notice.node != me[...], subject.hasPrefix(prefix),
+            let notice = Self.ownershipNotice(payload)
+            guard notice.node != me[...], subject.hasPrefix(prefix),
                 let session = NATSLogFormat.session(ofKey: subject.dropFirst(prefix.count))
             else { return }
             handler(session, notice.claim)
@@ -335,12 +336,14 @@ public final class NATSSessionStore: SessionStore, NATSAckReceiver {
         }
     }
 
-    /// An ownership notice's node id and claim: `<node> <order>`, or a node of an earlier version's `<node>` alone
-    /// (an ``SessionClaim/unordered`` claim). Nil for an order that is not a number.
-    static func ownershipNotice(_ payload: [UInt8]) -> (node: ArraySlice<UInt8>, claim: SessionClaim)? {
+    /// An ownership notice's node id and claim: `<node> <order>`, the order's leading digits read (so that a later
+    /// version may add fields after them). A node of an earlier version sends `<node>` alone, and an order that does
+    /// not read as a number is not trusted either: an ``SessionClaim/unordered`` claim, which drops any copy.
+    static func ownershipNotice(_ payload: [UInt8]) -> (node: ArraySlice<UInt8>, claim: SessionClaim) {
         guard let space = payload.firstIndex(of: UInt8(ascii: " ")) else { return (payload[...], .unordered) }
-        guard let order = UInt64(String(decoding: payload[(space + 1)...], as: UTF8.self)) else { return nil }
-        return (payload[..<space], SessionClaim(order: order))
+        let digits = payload[(space + 1)...].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        let order = digits.isEmpty ? nil : UInt64(String(decoding: digits, as: UTF8.self))
+        return (payload[..<space], order.map(SessionClaim.init(order:)) ?? .unordered)
     }
 
     private func activitySubject(_ session: String) -> String { activitySubjectPrefix + NATSLogFormat.key(of: session) }

@@ -261,11 +261,12 @@ public protocol SessionStore: AnyObject, Sendable {
 
     /// Makes this node the holder of `session`, as `stored` (what it just loaded) shows it, before it restores a
     /// copy from it: nil when another node wrote to the session since it was loaded (load it again and claim
-    /// again), the claim (where it stands among the session's writes) once it is written. From then on another node's append to the session, or its own
-    /// claim, fails the fence unless it read the session again after the claim, and the other nodes are told (at
-    /// most once, not waited for) to drop their copies (see ``observeOwnership(_:)``). So a restored copy never
-    /// starts behind the store, which it could otherwise stay, serving stale reads and streams, until its next
-    /// write. A node that misses the notice cannot accept an input on its stale copy either: the fence refuses it.
+    /// again), the claim (where it stands among the session's writes) once it is written. From then on another
+    /// node's append to the session, or its own claim, fails the fence unless it read the session again after the
+    /// claim, and the other nodes are told (at most once, not waited for) to drop their copies (see
+    /// ``observeOwnership(_:)``). So a restored copy never starts behind the store, which it could otherwise stay,
+    /// serving stale reads and streams, until its next write. A node that misses the notice cannot accept an input
+    /// on its stale copy either: the fence refuses it.
     /// - Parameters:
     ///   - session: the session's id.
     ///   - stored: what ``load(_:)`` returned for it.
