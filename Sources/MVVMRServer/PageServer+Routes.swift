@@ -66,79 +66,74 @@ extension PageServer {
         let ok = RouteStatusCounter(requestCounter, route: pattern)
         router.add(method, pattern, .deferred { [self] request, responder in
             let started = MonotonicClock.microseconds()
+            var ack = Acknowledgement()
             // The answer that waits for the store is made only when the input is not stored yet.
-            let attempt = storedAttempt(request, with: handler) { session, response, credential in
+            let (response, durability) = storedAttempt(request, with: handler, acknowledging: &ack) { session, response, credential in
                 let answer = StoredAnswer(responder: responder) { [self] failure in
                     let answer = failure.map { storeRefusal($0, session: session) } ?? response
                     return account(request, route: pattern, counting: ok, answer, started: started, credential: credential)
                 }
                 return { failure in answer.send(failure) }
             }
-            let credential = attempt.ack.credential
-            guard let session = attempt.session, let durability = attempt.durability else {
-                return account(request, route: pattern, counting: ok, attempt.response, started: started, credential: credential)
-            }
+            let credential = ack.credential
             switch durability {
-            case .stored, .setAside:
-                return account(request, route: pattern, counting: ok, attempt.response, started: started, credential: credential)
-            case .ended:
-                let unknown = ProtocolError.unknownSession.httpError.response
-                return account(request, route: pattern, counting: ok, unknown, started: started, credential: credential)
+            case .none, .stored:
+                return account(request, route: pattern, counting: ok, response, started: started, credential: credential)
+            case .setAside:
+                // Set aside again under the second attempt, before anything of it was stored: the client may retry.
+                let refusal = ProtocolError.storeUnavailable.httpError.response
+                return account(request, route: pattern, counting: ok, refusal, started: started, credential: credential)
             case .waiting:
                 return nil
             case .failed(let failure):
-                let refusal = storeRefusal(failure, session: session)
+                let refusal = ack.session.map { storeRefusal(failure, session: $0) } ?? ProtocolError.storeUnavailable.httpError.response
                 return account(request, route: pattern, counting: ok, refusal, started: started, credential: credential)
+            case .ended:
+                let unknown = ProtocolError.unknownSession.httpError.response
+                return account(request, route: pattern, counting: ok, unknown, started: started, credential: credential)
             }
         })
     }
 
-    /// One stored route's answer to a request, before it is sent.
-    struct StoredAttempt {
-        /// The handler's response (its protocol error's, when it threw).
-        var response: HTTPResponse
-        /// What the response shows of a session.
-        var ack: Acknowledgement
-        /// Whether that is stored (nil: the request worked on no session).
-        var durability: ServerSession.Durability?
-        /// The session the request worked on (when `durability` is not nil).
-        var session: ServerSession?
-    }
-
-    /// Runs a stored route's handler and asks the session it worked on whether what the answer shows is stored; the
-    /// notification is made (`notification`, from the session, the response and the request's credential) only when
-    /// the answer waits for the store.
+    /// Runs a stored route's handler, and asks the session it worked on (`ack.session`) whether what the answer shows
+    /// is stored; the notification is made (`notification`, from the session, the response and the request's
+    /// credential) only when the answer waits for the store.
     ///
     /// When the session's copy was set aside under the request (another node took the session over, or it was
     /// passivated: ``ServerSession/Durability/setAside``) before anything the request did was queued for the store,
     /// the handler runs once more, on the session restored from the store: the first attempt acted on a copy whose
     /// pages were released (`409 page_not_bound`, an empty session) or whose records were refused, and nothing of it
-    /// reached the store or a client. Once only: a session taken back and forth answers as it finds it.
+    /// reached the store or a client. Once only: a second ``ServerSession/Durability/setAside`` is returned (the
+    /// route answers it 503 `store_unavailable`, which a client retries) rather than loop.
+    /// - Returns: the handler's response (its protocol error's, when it threw), and whether what it shows is stored
+    ///   (nil: the request worked on no session).
+    @inline(__always)
     func storedAttempt(
         _ request: HTTPRequest,
         with handler: (HTTPRequest, inout Acknowledgement) throws(ProtocolError) -> HTTPResponse,
+        acknowledging ack: inout Acknowledgement,
         notification: (ServerSession, HTTPResponse, Acknowledgement.CredentialReading) -> @Sendable (SessionStoreError?) -> Void
-    ) -> StoredAttempt {
+    ) -> (HTTPResponse, ServerSession.Durability?) {
         var again = false
         while true {
-            var ack = Acknowledgement()
             let response: HTTPResponse
             do throws(ProtocolError) {
                 response = try handler(request, &ack)
             } catch {
                 response = error.httpError.response
             }
-            guard let session = ack.session else { return StoredAttempt(response: response, ack: ack) }
+            guard let session = ack.session else { return (response, nil) }
             let durability = session.durability(of: ack.inputNumber, acceptedSince: again ? nil : ack.acceptedMark) {
                 notification(session, response, ack.credential)
             }
             if case .setAside = durability, !again {
                 again = true
+                ack = Acknowledgement()
                 setAsideReruns.increment()
                 logger.log(.debug, "request_rerun", [("session", .string(SessionIdentifier.redacted(session.identifier)))])
                 continue
             }
-            return StoredAttempt(response: response, ack: ack, durability: durability, session: session)
+            return (response, durability)
         }
     }
 
@@ -763,7 +758,7 @@ struct Acknowledgement {
     /// failure had it dropped, its pages released, would otherwise get whatever the released pages say, such as
     /// `409 page_not_bound`, while the session restored from the store has the page.) When the copy is set aside
     /// instead (taken over, passivated) before anything the request did was queued for the store, the request runs
-    /// again (``PageServer/storedAttempt(_:with:notification:)``).
+    /// again (``PageServer/storedAttempt(_:with:acknowledging:notification:)``).
     mutating func uses(_ session: ServerSession) {
         self.session = session
         acceptedMark = session.acceptedInputMark

@@ -29,6 +29,25 @@ final class OrderedClaimsStore: ForwardingSessionStore {
     }
 }
 
+/// What a stored route made of a request: its response, what it shows and whether that is stored.
+struct StoredAttempt {
+    var response: HTTPResponse
+    var ack: Acknowledgement
+    var durability: ServerSession.Durability?
+    var session: ServerSession? { ack.session }
+}
+
+extension PageServer {
+    /// ``storedAttempt(_:with:acknowledging:notification:)`` with a notification that does nothing.
+    func storedAttempt(
+        _ request: HTTPRequest, with handler: (HTTPRequest, inout Acknowledgement) throws(ProtocolError) -> HTTPResponse
+    ) -> StoredAttempt {
+        var ack = Acknowledgement()
+        let (response, durability) = storedAttempt(request, with: handler, acknowledging: &ack) { _, _, _ in { _ in } }
+        return StoredAttempt(response: response, ack: ack, durability: durability)
+    }
+}
+
 /// A node drops its copy of a session when another node announces a later claim of it, not an earlier one; and a
 /// request that found the copy just before it was set aside (taken over, passivated) is answered from the session
 /// as the store has it.
@@ -124,15 +143,15 @@ final class OrderedClaimsStore: ForwardingSessionStore {
     /// (on the copy's idempotency lock) while `meanwhile` runs; returns the route's attempt.
     private static func action(
         _ request: HTTPRequest, on server: PageServer, holding copy: ServerSession, meanwhile: () -> Void
-    ) async throws -> PageServer.StoredAttempt {
+    ) async throws -> StoredAttempt {
         let started = Locked(false)
-        let result = Locked<PageServer.StoredAttempt?>(nil)
+        let result = Locked<StoredAttempt?>(nil)
         copy.idempotency.withLock { _ in
             DispatchQueue.global().async {
                 let attempt = server.storedAttempt(request, with: { request, ack throws(ProtocolError) in
                     started.withLock { $0 = true }
                     return try server.actionResponse(request, &ack)
-                }, notification: { _, _, _ in { _ in } })
+                })
                 result.withLock { $0 = attempt }
             }
             while !started.withLock({ $0 }) { usleep(1_000) }
@@ -196,11 +215,48 @@ final class OrderedClaimsStore: ForwardingSessionStore {
             if attempts == 1 { server.dropCopyTakenOver(made.identifier) }
             ack.after(session, input: session.pages.inputNumber)
             return HTTPResponse(status: 200, body: .bytes(Array(String(session.pages.pages.count).utf8)))
-        }, notification: { _, _, _ in { _ in } })
+        })
         #expect(attempts == 2 && server.setAsideReruns.value() == 1)
         guard case .bytes(let body) = attempt.response.body else { return }
         #expect(body == Array("1".utf8), "the restored session's page, not the released copy's none")
         #expect(attempt.session === server.sessions.peek(made.identifier))
+    }
+
+    private static func durability(_ session: ServerSession, of number: Int?, since mark: Int?) -> String {
+        switch session.durability(of: number, acceptedSince: mark, makingNotification: { { _ in } }) {
+        case .stored: "stored"
+        case .waiting: "waiting"
+        case .failed: "failed"
+        case .setAside: "set aside"
+        case .ended: "ended"
+        }
+    }
+
+    @Test func whatARequestDidOnACopyThatLeftMemoryDecidesItsAnswer() throws {
+        let server = Self.node(OrderedClaimsStore())
+        let copy = try Self.echoSession(on: server, saying: "hello")
+        // Found before it was set aside; its input queued (and stored) before: answered as it is.
+        let early = copy.acceptedInputMark
+        let stored = try copy.pages.perform("text", value: "stored", on: "echo").inputNumber
+        let late = copy.acceptedInputMark
+        #expect(late == stored && late != early)
+        copy.expire(reason: nil)
+        #expect(Self.durability(copy, of: stored, since: early) == "stored")
+        // Found before, nothing of it queued: run again.
+        #expect(Self.durability(copy, of: nil, since: late) == "set aside")
+        // Acting on the copy now (a read binds the released page again): its record is refused, so it runs again
+        // whatever other records came since.
+        let refused = try #require(try copy.pages.read("echo", parameters: [:], asDeepLink: true).inputNumber)
+        #expect(copy.acceptedInputMark == late, "no record of a copy set aside is queued")
+        #expect(Self.durability(copy, of: refused, since: early) == "set aside")
+        #expect(Self.durability(copy, of: refused, since: nil) == "set aside", "even on the second attempt: never 200")
+        #expect(try server.store.load(copy.identifier)?.records.count == 3, "made, hello, stored")
+
+        let ended = try Self.echoSession(on: server, saying: "hello")
+        let mark = ended.acceptedInputMark
+        ended.expire(reason: "deleted")
+        #expect(Self.durability(ended, of: nil, since: mark) == "ended")
+        #expect(Self.durability(ended, of: nil, since: nil) == "stored", "a request that took no mark answers as it did")
     }
 
     @Test func aRequestRefusedOnALiveSessionIsNotRunAgain() throws {
@@ -211,7 +267,7 @@ final class OrderedClaimsStore: ForwardingSessionStore {
             attempts += 1
             ack.uses(made)
             throw ProtocolError(PageError(.pageNotBound, "elsewhere has no live page"))
-        }, notification: { _, _, _ in { _ in } })
+        })
         #expect(attempt.response.status == 409 && attempts == 1)
     }
 
@@ -230,7 +286,7 @@ final class OrderedClaimsStore: ForwardingSessionStore {
             }
             server.dropCopyTakenOver(made.identifier)
             throw ProtocolError(PageError(.pageNotBound, "echo has no live page"))
-        }, notification: { _, _, _ in { _ in } })
+        })
         #expect(attempts == 1 && attempt.response.status == 409, "running it again would apply its input twice")
         #expect(try server.store.load(made.identifier)?.records.count == 3)
     }
