@@ -460,7 +460,7 @@ def main():
         counted = {}
         for node in nodes[1:]:
             text = node.request("GET", "/metrics").body.decode()
-            for name in ("divergences", "page_resets", "restores", "takeovers", "claims_refused"):
+            for name in ("divergences", "page_resets", "restores", "takeovers", "claims_refused", "setaside_reruns"):
                 found = re.search(rf"^mvvmr_session_{name}_total (\S+)", text, re.M)
                 counted[name] = counted.get(name, 0) + (int(float(found.group(1))) if found else 0)
         print("the live nodes counted: " + ", ".join(f"{name} {count}" for name, count in counted.items()))

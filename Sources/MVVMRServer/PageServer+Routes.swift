@@ -123,7 +123,7 @@ extension PageServer {
                 response = error.httpError.response
             }
             guard let session = ack.session else { return (response, nil) }
-            let durability = session.durability(of: ack.inputNumber, acceptedSince: again ? nil : ack.acceptedMark) {
+            let durability = session.durability(of: ack.inputNumber, acceptedSince: ack.acceptedMark) {
                 notification(session, response, ack.credential)
             }
             if case .setAside = durability, !again {
@@ -139,6 +139,12 @@ extension PageServer {
 
     /// The answer for a request whose input the store could not keep (logged, counted), or whose session ended meanwhile.
     private func storeRefusal(_ failure: SessionStoreError, session: ServerSession) -> HTTPResponse {
+        // The copy was set aside (taken over, passivated) after the answer began to wait, and the input's record
+        // was refused: nothing was stored, the store did not fail, and the client may send it again.
+        if failure.kind == .outOfOrder, session.wasSetAside {
+            logger.log(.debug, "request_copy_set_aside", [("session", .string(SessionIdentifier.redacted(session.identifier)))])
+            return ProtocolError.storeUnavailable.httpError.response
+        }
         // A request that raced the session's end (DELETE, or expiry) found it in memory and applied its input, and
         // the store refused the record because the session is gone from it: to the client the session is unknown,
         // as it would be a moment later, and the store has not failed (so no 503, no store failure counted).

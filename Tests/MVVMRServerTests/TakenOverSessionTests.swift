@@ -259,6 +259,25 @@ extension PageServer {
         #expect(Self.durability(ended, of: nil, since: nil) == "stored", "a request that took no mark answers as it did")
     }
 
+    /// An answer that began to wait for its input's record before the copy left memory, whose record the copy then
+    /// refused (another thread was handing the copy's records out): it is told, not left waiting for ever.
+    @Test func anAnswerWaitingForARecordTheCopyRefusesIsTold() throws {
+        let server = Self.node(OrderedClaimsStore())
+        let copy = try Self.echoSession(on: server, saying: "hello")
+        let next = copy.pages.inputNumber + 1
+        let told = Locked<SessionStoreError??>(nil)
+        guard case .waiting = copy.durability(of: next, notify: { failure in told.withLock { $0 = .some(failure) } }) else {
+            Issue.record("input \(next) counts as stored before it exists")
+            return
+        }
+        copy.expire(reason: nil)
+        let refused = try copy.pages.read("echo", parameters: [:], asDeepLink: true).inputNumber
+        #expect(refused == next)
+        let outcome = try #require(told.withLock { $0 }, "the waiting answer was never told")
+        #expect(outcome?.kind == .outOfOrder)
+        #expect(try server.store.load(copy.identifier)?.records.count == 2, "made, hello: the refused input is not stored")
+    }
+
     @Test func aRequestRefusedOnALiveSessionIsNotRunAgain() throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")

@@ -262,6 +262,7 @@ final class ServerSession: SessionOutputReceiver {
     /// lock: queued for the store, its events held until it is stored.
     func sessionRecorded(_ record: InputRecord, events: [SessionEvent]) {
         let number = record.number
+        var orphaned: [@Sendable (SessionStoreError?) -> Void] = []
         let accepted = streamState.withLock { state -> Bool in
             // A spoiled session is ahead of its log and is being restored from it: none of its later records may
             // reach the store, where one could follow a record of the restored session and pass the number fence
@@ -270,13 +271,23 @@ final class ServerSession: SessionOutputReceiver {
             // queued before any record of the restored session.
             guard state.storeFailure == nil else { return false }
             // A copy set aside or ended takes no more: what it did after that reaches neither the store nor a client
-            // (a request that made it is run again on the restored session, or told the session is gone).
-            guard !state.expired else { return false }
+            // (a request that made it is run again on the restored session, or told the session is gone). Whoever
+            // waits for this input, or a later one, waited before the copy left memory: told now, it never will be.
+            guard !state.expired else {
+                state.waiters.removeAll(where: { $0.number >= number }, handing: { orphaned.append($0.notify) })
+                return false
+            }
             state.unconfirmed.append(UnconfirmedInput(number: number, events: events))
             acceptedThrough.store(number, ordering: .relaxed)
             return true
         }
-        guard accepted else { return }
+        guard accepted else {
+            if !orphaned.isEmpty {
+                let refusal = SessionStoreError(.outOfOrder, "the session's copy left memory before input \(number) was recorded")
+                for notify in orphaned { notify(refusal) }
+            }
+            return
+        }
         store.append(
             StoredRecord(session: identifier, number: number, body: record.jsonBytes),
             lastActive: SystemTime.secondsSince1970()
@@ -392,9 +403,10 @@ final class ServerSession: SessionOutputReceiver {
             pages.takeSnapshot(annotation: Self.snapshotAnnotation(cache), recordCap: compaction.recordCap)
         }
         guard let snapshot else { return }
-        // The records it stands for must be stored (all are queued already); a failed one spoils the session.
+        // The records it stands for must be stored (all are queued already); a failed one spoils the session, and
+        // one refused because the copy left memory meanwhile never will be.
         waitUntilStored(snapshot.number)
-        guard !isSpoiled else { return }
+        guard !isSpoiled, !hasLeftMemory else { return }
         do throws(SessionStoreError) {
             try store.saveSnapshot(StoredSnapshot(number: snapshot.number, body: snapshot.json.jsonBytes), of: identifier)
             saved = snapshot.number
@@ -469,6 +481,9 @@ final class ServerSession: SessionOutputReceiver {
     /// session as the store has it, unless something it did was queued for the store first (see
     /// ``durability(of:acceptedSince:makingNotification:)``).
     var wasSetAside: Bool { streamState.withLock { $0.expired && $0.setAside && $0.storeFailure == nil } }
+
+    /// Whether this copy ended in memory (set aside or ended: ``expire(reason:)``).
+    var hasLeftMemory: Bool { streamState.withLock { $0.expired } }
 
     /// The store failed an append of this session: it must not serve another request (see ``StreamState/storeFailure``).
     var isSpoiled: Bool { streamState.withLock { $0.storeFailure != nil } }
