@@ -81,6 +81,11 @@ FLOORS = {
 # concurrent requests no longer share a commit. 0.17 is about 70 % of the lowest with group commit, above the highest
 # without.
 MACHINE_DURABILITY_FLOOR = 0.17
+# SQLite store (process durability) / the C server answering the same POSTs, the same load: issue 15's SQLite target
+# (0.5) as a ratio of one run. Measured 2026-12-05: quick 0.30, full 0.36 (the memory store 0.54-0.63 of C in the same
+# runs). 0.21 is 70 % of the quick figure: it fails a SQLite path that costs a third more, or a memory path whose loss
+# the SQLite/memory ratio hides because both stores pay it.
+SQLITE_TO_C_FLOOR = 0.21
 # RSS per passivated session, quick mode (10,000 sessions): measured 464 bytes (the SQLite connections' page caches
 # and other fixed costs weigh more over fewer sessions; 84 bytes over 100,000). The bound fails a passivated session
 # that keeps kilobytes (12,496 bytes before the server gave freed pages back; a session object kept alive costs more),
@@ -644,8 +649,9 @@ def section_action_store(quick):
     ratio = results["SQLite, process"][0] / results["memory store"][0]
     machine = results["SQLite, machine"][0] / results["memory store"][0]
     c_rate = results["C (the same POSTs)"][0]
+    to_c = results["SQLite, process"][0] / c_rate
     lines = [f"**Ratio SQLite (process durability) / memory store: {ratio:.2f}** (target ≥ 0.7).", "",
-             f"**Ratio SQLite (process durability) / C: {results['SQLite, process'][0] / c_rate:.2f}** (issue 15's "
+             f"**Ratio SQLite (process durability) / C: {to_c:.2f}** (issue 15's "
              f"target ≥ 0.5); memory store / C in the same run: {results['memory store'][0] / c_rate:.2f}.", "",
              f"Ratio SQLite (machine durability, `fsync` at every commit) / memory store: {machine:.2f} "
              "(reported, no target)."]
@@ -653,6 +659,8 @@ def section_action_store(quick):
     failures = []
     if quick and machine < MACHINE_DURABILITY_FLOOR:
         failures.append(f"action-store: machine durability ratio {machine:.2f} below floor {MACHINE_DURABILITY_FLOOR:.2f}")
+    if quick and to_c < SQLITE_TO_C_FLOOR:
+        failures.append(f"action-store: SQLite / C ratio {to_c:.2f} below floor {SQLITE_TO_C_FLOOR:.2f}")
     method = (f"The action section's load (`wrk -t2 -c64 -d{seconds}s --latency -s action.lua`: increments spread "
               "round-robin over 256 counters sessions) against the release `mvvmr-demo` on each session store, "
               "and against the action section's C reference (the same POSTs, the same response bytes), "
