@@ -117,13 +117,18 @@ extension PageServer {
         var again = false
         while true {
             let response: HTTPResponse
+            var threw = false
             do throws(ProtocolError) {
                 response = try handler(request, &ack)
             } catch {
                 response = error.httpError.response
+                threw = true
             }
             guard let session = ack.session else { return (response, nil) }
-            let durability = session.durability(of: ack.inputNumber, acceptedSince: ack.acceptedMark) {
+            let durability = session.durability(
+                of: ack.inputNumber, acceptedSince: ack.acceptedMark,
+                recordedNothing: threw && ack.recordsNothingWhenItThrows
+            ) {
                 notification(session, response, ack.credential)
             }
             if case .setAside = durability, !again {
@@ -394,7 +399,8 @@ extension PageServer {
     /// `GET /api/session`: the session's navigation and live pages.
     func sessionResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         let session = try session(for: request, noting: &ack)
-        ack.uses(session)
+        // It only reads.
+        ack.uses(session, recordsNothingWhenItThrows: true)
         ack.after(session, input: session.pages.inputNumber)
         let sequence = session.pages.sequence
         let navigation = session.pages.navigation
@@ -432,7 +438,8 @@ extension PageServer {
                 headers: [sessionCookie(session.identifier, for: request)])
         }
         let session = try self.session(identifiedBy: identifier)
-        ack.uses(session)
+        // A read that fails binds nothing (a page session changes nothing when it throws).
+        ack.uses(session, recordsNothingWhenItThrows: true)
         let read: PageRead
         do throws(PageError) {
             read = try session.pages.read(name, parameters: parameters, asDeepLink: true)
@@ -452,7 +459,8 @@ extension PageServer {
         try requireAllowedOrigin(request)
         let key = try idempotencyKey(request)
         let session = try session(for: request, noting: &ack)
-        ack.uses(session)
+        // Every refusal from here on comes before the action is applied (a page session refuses one unchanged).
+        ack.uses(session, recordsNothingWhenItThrows: true)
         let body = try parseJSONBody(request, allowEmpty: false)
         let fields = try decode(body, as: WireActionRequest.self)
         let (action, value, clientRevision) = (fields.action, fields.value, fields.rev)
@@ -502,8 +510,12 @@ extension PageServer {
                 outcome = try perform(nil)
             }
         } catch {
-            // Labels only from the app's own names: a made-up unit or action must not become a series.
-            actionCounter.increment([metrics == nil ? MetricLabel.unknown : unit, metrics?.actionLabel(action) ?? MetricLabel.unknown, error.code])
+            // Refused on a copy that left memory meanwhile (its pages released): no client gets this refusal (the
+            // request runs again on the restored session, or is told the session ended), so it is not counted.
+            if !session.hasLeftMemory {
+                // Labels only from the app's own names: a made-up unit or action must not become a series.
+                actionCounter.increment([metrics == nil ? MetricLabel.unknown : unit, metrics?.actionLabel(action) ?? MetricLabel.unknown, error.code])
+            }
             throw error
         }
         countAction(action, of: unit, metrics: metrics, replayed: outcome.replayed, tookMicroseconds: MonotonicClock.microseconds() - started)
@@ -748,8 +760,11 @@ struct Acknowledgement {
 
     private(set) var session: ServerSession?
     private(set) var inputNumber: Int?
-    /// The session's ``ServerSession/acceptedInputMark`` when the request found it (``uses(_:)``).
+    /// The session's ``ServerSession/acceptedInputMark`` when the request found it (``uses(_:recordsNothingWhenItThrows:)``).
     private(set) var acceptedMark: Int?
+    /// Whether the handler, once it found the session, records no input when it throws (see
+    /// ``uses(_:recordsNothingWhenItThrows:)``).
+    private(set) var recordsNothingWhenItThrows = false
     /// The session id the request carried, once its handler read it (its log line then does not read it again).
     private(set) var credential = CredentialReading.notRead
 
@@ -765,9 +780,15 @@ struct Acknowledgement {
     /// `409 page_not_bound`, while the session restored from the store has the page.) When the copy is set aside
     /// instead (taken over, passivated) before anything the request did was queued for the store, the request runs
     /// again (``PageServer/storedAttempt(_:with:acknowledging:notification:)``).
-    mutating func uses(_ session: ServerSession) {
+    ///
+    /// - Parameter recordsNothingWhenItThrows: true for a handler that, from here on, throws only where it recorded
+    ///   no input (every step it takes changes nothing when it throws): a copy set aside under it is then known
+    ///   untouched by it even when other requests' inputs were queued since it took its mark, and it runs again.
+    ///   False (the default) leaves that to the mark alone: no record queued since, whoever made it.
+    mutating func uses(_ session: ServerSession, recordsNothingWhenItThrows: Bool = false) {
         self.session = session
         acceptedMark = session.acceptedInputMark
+        self.recordsNothingWhenItThrows = recordsNothingWhenItThrows
     }
 
     /// Notes the session id the request carried (nil: none).

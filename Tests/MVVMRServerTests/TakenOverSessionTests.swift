@@ -178,6 +178,26 @@ extension PageServer {
         #expect(try server.store.load(made.identifier)?.records.count == 3)
     }
 
+    /// Another request's input reaches the store between this one finding the copy and the copy being set aside:
+    /// this request, refused on the released copy before it recorded anything, still runs again.
+    @Test func anActionRefusedOnACopySetAsideAfterAnotherRequestsInputIsAnsweredFromTheRestoredSession() async throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        let attempt = try await Self.action(Self.actionRequest(made.identifier, text: "acted"), on: server, holding: made) {
+            // The other request: its input is queued for the store after this one took its mark.
+            #expect((try? made.pages.perform("text", value: "other", on: "echo").inputNumber) == 3)
+            server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9))
+        }
+        #expect(attempt.response.status == 200, "\(Self.errorCode(attempt.response) ?? "")")
+        #expect(server.setAsideReruns.value() == 1, "the request ran again")
+        let restored = try #require(server.sessions.peek(made.identifier))
+        #expect(attempt.session === restored && attempt.ack.inputNumber == 4)
+        #expect(restored.pages.inputNumber == 4, "made, hello, other, acted")
+        #expect(try server.store.load(made.identifier)?.records.count == 4)
+        #expect(server.actionCounter.value(["echo", "text", "page_not_bound"]) == 0, "the released copy's refusal reached no client")
+        #expect(server.actionCounter.value(["echo", "text", "ok"]) == 1)
+    }
+
     @Test func anActionWhoseCopyIsPassivatedUnderItIsAnsweredFromTheRestoredSession() async throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
@@ -222,8 +242,10 @@ extension PageServer {
         #expect(attempt.session === server.sessions.peek(made.identifier))
     }
 
-    private static func durability(_ session: ServerSession, of number: Int?, since mark: Int?) -> String {
-        switch session.durability(of: number, acceptedSince: mark, makingNotification: { { _ in } }) {
+    private static func durability(
+        _ session: ServerSession, of number: Int?, since mark: Int?, recordedNothing: Bool = false
+    ) -> String {
+        switch session.durability(of: number, acceptedSince: mark, recordedNothing: recordedNothing, makingNotification: { { _ in } }) {
         case .stored: "stored"
         case .waiting: "waiting"
         case .failed: "failed"
@@ -244,6 +266,9 @@ extension PageServer {
         #expect(Self.durability(copy, of: stored, since: early) == "stored")
         // Found before, nothing of it queued: run again.
         #expect(Self.durability(copy, of: nil, since: late) == "set aside")
+        // Found before another request's input was queued: run again only when it is known to have recorded nothing.
+        #expect(Self.durability(copy, of: nil, since: early) == "stored", "it may have recorded the input since")
+        #expect(Self.durability(copy, of: nil, since: early, recordedNothing: true) == "set aside")
         // Acting on the copy now (a read binds the released page again): its record is refused, so it runs again
         // whatever other records came since.
         let refused = try #require(try copy.pages.read("echo", parameters: [:], asDeepLink: true).inputNumber)
@@ -257,6 +282,11 @@ extension PageServer {
         ended.expire(reason: "deleted")
         #expect(Self.durability(ended, of: nil, since: mark) == "ended")
         #expect(Self.durability(ended, of: nil, since: nil) == "stored", "a request that took no mark answers as it did")
+        #expect(Self.durability(ended, of: nil, since: nil, recordedNothing: true) == "ended")
+
+        // A live copy: a request that recorded nothing is answered as it is.
+        let live = try Self.echoSession(on: server, saying: "hello")
+        #expect(Self.durability(live, of: nil, since: nil, recordedNothing: true) == "stored")
     }
 
     /// An answer that began to wait for its input's record before the copy left memory, whose record the copy then
@@ -293,6 +323,22 @@ extension PageServer {
             throw ProtocolError(PageError(.pageNotBound, "echo has no live page"))
         })
         return (attempt, attempts, server, made)
+    }
+
+    /// A navigation refused on a copy set aside after another input was queued: a failed navigation may have
+    /// recorded what it did before it failed, so it is not run again on the mark's word alone.
+    @Test func aNavigationRefusedOnACopySetAsideAfterAnotherInputIsNotRunAgain() throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        var attempts = 0
+        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/api/navigation"), with: { request, ack throws(ProtocolError) in
+            attempts += 1
+            ack.uses(made)
+            _ = try? made.pages.perform("text", value: "other", on: "echo")
+            server.dropCopyTakenOver(made.identifier)
+            throw ProtocolError(PageError(.nothingForward, "nothing forward"))
+        })
+        #expect(attempts == 1 && attempt.response.status == 409)
     }
 
     @Test func aRequestRefusedOnALiveSessionIsNotRunAgain() throws {

@@ -450,19 +450,23 @@ final class ServerSession: SessionOutputReceiver {
 
     /// ``durability(of:notify:)``, with the notification made only when the record is not stored yet: a request
     /// whose input is stored already (a read, any request with the memory store) allocates nothing for it.
-    /// - Parameter mark: the ``acceptedInputMark`` the request took when it found the session (nil: none taken):
-    ///   when the copy was set aside and no record was queued since, the answer is ``Durability/setAside``.
+    /// - Parameters:
+    ///   - mark: the ``acceptedInputMark`` the request took when it found the session (nil: none taken): when the
+    ///     copy was set aside and no record was queued since, the answer is ``Durability/setAside``.
+    ///   - recordedNothing: the request is known to have recorded no input (it failed where failing changes
+    ///     nothing): when the copy was set aside, the answer is ``Durability/setAside`` whatever was queued since.
     func durability(
-        of number: Int?, acceptedSince mark: Int? = nil,
+        of number: Int?, acceptedSince mark: Int? = nil, recordedNothing: Bool = false,
         makingNotification makeNotification: () -> @Sendable (SessionStoreError?) -> Void
     ) -> Durability {
         streamState.withLock { state in
             if let failure = state.storeFailure { return .failed(failure) }
             if state.expired {
                 let accepted = acceptedThrough.load(ordering: .relaxed)
-                // Nothing the request did reached the store: no record was queued since it found the copy, or its
-                // own record was refused (the copy had ended), so it never will be.
-                let untouched = mark.map { $0 == accepted } ?? false
+                // Nothing the request did reached the store: it recorded nothing, or no record was queued since it
+                // found the copy (another request's record may have been), or its own record was refused (the copy
+                // had ended), so it never will be.
+                let untouched = recordedNothing || (mark.map { $0 == accepted } ?? false)
                 let refused = number.map { $0 > state.storedThrough && $0 > accepted } ?? false
                 if untouched || refused {
                     // Run again on the session restored from the store, or, the session having ended (deleted,
