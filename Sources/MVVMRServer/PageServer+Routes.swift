@@ -629,7 +629,7 @@ extension PageServer {
 
     // MARK: - Events
 
-    private func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
+    func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         guard let named = credentials(request, acceptingQuery: true) else { throw .unknownSession }
         var session = try session(identifiedBy: named)
         // Both are checked, so a malformed one is refused even where the other (the header) would win.

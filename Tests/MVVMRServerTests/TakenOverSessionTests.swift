@@ -222,6 +222,45 @@ extension PageServer {
         #expect(try server.store.load(made.identifier) == nil)
     }
 
+    /// An event stream whose copy is set aside between finding it and attaching to it: it attaches to the session
+    /// restored from the store, not told its session is gone.
+    @Test func anEventStreamWhoseCopyIsSetAsideBeforeItAttachesAttachesToTheRestoredSession() async throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        let request = HTTPRequest(
+            method: "GET", path: "/api/events", headers: HTTPHeaders([HTTPHeader(name: "X-Session-ID", value: made.identifier)]))
+        let started = Locked(false)
+        let result = Locked<Result<HTTPResponse, ProtocolError>?>(nil)
+        // The stream counts itself against its address between finding the session and attaching to it: held there.
+        server.streamsPerAddress.counts.withLock { _ in
+            DispatchQueue.global().async {
+                started.withLock { $0 = true }
+                do throws(ProtocolError) {
+                    let response = try server.eventsResponse(request)
+                    result.withLock { $0 = .success(response) }
+                } catch {
+                    result.withLock { $0 = .failure(error) }
+                }
+            }
+            while !started.withLock({ $0 }) { usleep(1_000) }
+            usleep(100_000)
+            server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9))
+        }
+        #expect(await TopicFanoutTests.eventually { result.withLock { $0 != nil } })
+        guard case .success(let response)? = result.withLock({ $0 }) else {
+            Issue.record("the stream was refused: \(String(describing: result.withLock { $0 }))")
+            return
+        }
+        guard case .stream(let stream) = response.body else {
+            Issue.record("answered \(response.status), not an event stream")
+            return
+        }
+        #expect(server.setAsideReruns.value() == 1)
+        let restored = try #require(server.sessions.peek(made.identifier))
+        #expect(restored !== made && restored.openStreamCount == 1 && made.openStreamCount == 0)
+        stream.close()
+    }
+
     /// A read of a copy set aside after the request found it: the released copy would show no page at all.
     @Test func aReadOfACopySetAsideUnderItShowsTheRestoredSession() throws {
         let server = Self.node(OrderedClaimsStore())

@@ -6,7 +6,9 @@ import Locking
 final class OpenStreamsPerAddress: Sendable {
     /// The most open streams one address may hold.
     let limit: Int
-    private let counts = Locked<[String: Int]>([:])
+    /// The open streams by address (internal: a test holds it to stop a stream between finding its session and
+    /// attaching to it).
+    let counts = Locked<[String: Int]>([:])
 
     init(limit: Int) {
         self.limit = max(1, limit)
