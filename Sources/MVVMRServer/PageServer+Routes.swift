@@ -574,7 +574,8 @@ extension PageServer {
     private func navigationResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let session = try session(for: request, noting: &ack)
-        ack.uses(session)
+        // Its refusals before the navigation record nothing; the navigation's own receipt says whether it did.
+        ack.uses(session, recordsNothingWhenItThrows: true)
         let navigation: ClientNavigation
         switch try decode(try parseJSONBody(request, allowEmpty: false), as: WireNavigationRequest.self) {
         case .back:
@@ -586,9 +587,11 @@ extension PageServer {
             navigation = .open(unit, parameters: parameters)
         }
         let result: NavigationResult
+        var receipt = InputReceipt()
         do throws(PageError) {
-            result = try session.pages.navigate(navigation)
+            result = try session.pages.navigate(navigation, noting: &receipt)
         } catch {
+            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
             throw ProtocolError(error)
         }
         ack.after(session, input: result.inputNumber)
@@ -789,6 +792,12 @@ struct Acknowledgement {
         self.session = session
         acceptedMark = session.acceptedInputMark
         self.recordsNothingWhenItThrows = recordsNothingWhenItThrows
+    }
+
+    /// The handler recorded an input and then threw: a copy set aside under it is judged by the mark alone (see
+    /// ``uses(_:recordsNothingWhenItThrows:)``).
+    mutating func recordedBeforeItThrew() {
+        recordsNothingWhenItThrows = false
     }
 
     /// Notes the session id the request carried (nil: none).

@@ -364,9 +364,9 @@ extension PageServer {
         return (attempt, attempts, server, made)
     }
 
-    /// A navigation refused on a copy set aside after another input was queued: a failed navigation may have
-    /// recorded what it did before it failed, so it is not run again on the mark's word alone.
-    @Test func aNavigationRefusedOnACopySetAsideAfterAnotherInputIsNotRunAgain() throws {
+    /// A request that may have recorded before it failed (it did not say otherwise), refused on a copy set aside
+    /// after another input was queued: it is not run again on the mark's word alone.
+    @Test func aRequestThatMayHaveRecordedIsNotRunAgainAfterAnotherInput() throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
         var attempts = 0
@@ -379,6 +379,45 @@ extension PageServer {
         })
         #expect(attempts == 1 && attempt.response.status == 409)
     }
+
+    /// A navigation on a copy set aside after another request's input was queued: refused on the released copy
+    /// (nothing forward there), it recorded nothing, so it runs again, and goes forward on the restored session.
+    @Test func aNavigationRefusedOnACopySetAsideAfterAnotherInputRunsAgain() throws {
+        let server = PageServer(units: [.echo, Self.echoOther], root: .echo, store: OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        try made.pages.navigate(.open("echo-other"))
+        try made.pages.navigate(.back)
+        #expect(made.pages.navigation.forward == ["echo-other"])
+        var attempts = 0
+        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/api/navigation"), with: { _, ack throws(ProtocolError) in
+            attempts += 1
+            // What `POST /api/navigation` does with `forward`, with another request's input queued and the copy set
+            // aside between finding it and navigating the first time.
+            guard let session = try server.liveSession(made.identifier) else { throw .unknownSession }
+            ack.uses(session, recordsNothingWhenItThrows: true)
+            if attempts == 1 {
+                _ = try? session.pages.perform("text", value: "other", on: "echo")
+                server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9))
+            }
+            var receipt = InputReceipt()
+            do throws(PageError) {
+                let result = try session.pages.navigate(.forward, noting: &receipt)
+                ack.after(session, input: result.inputNumber)
+                return HTTPResponse(status: 200, body: .bytes(Array(result.state.stack.joined(separator: ",").utf8)))
+            } catch {
+                if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
+                throw ProtocolError(error)
+            }
+        })
+        #expect(attempts == 2 && server.setAsideReruns.value() == 1)
+        #expect(attempt.response.status == 200, "\(Self.errorCode(attempt.response) ?? "")")
+        let restored = try #require(server.sessions.peek(made.identifier))
+        #expect(restored.pages.navigation.stack == ["echo", "echo-other"])
+        #expect(try server.store.load(made.identifier)?.records.count == 6, "made, hello, open, back, other, forward")
+    }
+
+    /// A second page for navigations.
+    private static let echoOther = UnitCase("echo-other", view: EchoView.self, viewModel: EchoViewModel.self)
 
     @Test func aRequestRefusedOnALiveSessionIsNotRunAgain() throws {
         let refused = try Self.refusedAttempt { _, _ in }

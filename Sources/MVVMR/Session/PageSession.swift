@@ -170,6 +170,18 @@ public final class PageSession: Sendable {
         return try core.withLock { core throws(Failure) in try body(core) }
     }
 
+    /// ``step(_:)``, noting in `receipt` whether the step recorded an input, whether or not it threw.
+    private func step<Result, Failure: Error>(
+        noting receipt: inout InputReceipt, _ body: (SessionCore) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        defer { outbox.deliver() }
+        return try core.withLock { core throws(Failure) in
+            let before = core.inputNumber
+            defer { receipt.noteStep(from: before, to: core.inputNumber) }
+            return try body(core)
+        }
+    }
+
     /// Releases every page and binds a fresh page of `unit` (the registry's root when nil) as the only
     /// entry of the stack: a `root` navigation.
     /// - Parameters:
@@ -395,6 +407,18 @@ public final class PageSession: Sendable {
     @discardableResult
     public func navigate(_ request: ClientNavigation) throws(PageError) -> NavigationResult {
         try step { core throws(PageError) in try core.navigate(request) }
+    }
+
+    /// ``navigate(_:)``, noting in `receipt` whether it recorded an input: a navigation that fails after it began
+    /// (binding the page it pushes) may have recorded what it did before.
+    /// - Parameters:
+    ///   - request: the navigation.
+    ///   - receipt: where the step is noted.
+    @discardableResult
+    package func navigate(_ request: ClientNavigation, noting receipt: inout InputReceipt) throws(PageError)
+        -> NavigationResult
+    {
+        try step(noting: &receipt) { core throws(PageError) in try core.navigate(request) }
     }
 
     /// The navigation stack.

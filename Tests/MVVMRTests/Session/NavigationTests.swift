@@ -80,6 +80,24 @@ import Testing
         #expect(events.all.isEmpty)
     }
 
+    /// What a server reads before it runs a refused navigation again: whether the navigation left an input in the log.
+    @Test func aReceiptSaysWhetherANavigationRecordedAnInput() throws {
+        let (session, _) = try loggedIn()
+        var refused = InputReceipt()
+        let error = #expect(throws: PageError.self) { try session.navigate(.forward, noting: &refused) }
+        #expect(error?.code == .nothingForward && !refused.recordedAnInput)
+        var unknown = InputReceipt()
+        #expect(throws: PageError.self) { try session.navigate(.open("nowhere"), noting: &unknown) }
+        #expect(!unknown.recordedAnInput)
+        let before = session.inputNumber
+        var pushed = InputReceipt()
+        try session.navigate(.open("counter"), noting: &pushed)
+        #expect(pushed.recordedAnInput && session.inputNumber == before + 1)
+        // A receipt keeps what it noted: a later refused step does not clear it.
+        #expect(throws: PageError.self) { try session.navigate(.forward, noting: &pushed) }
+        #expect(pushed.recordedAnInput)
+    }
+
     @Test func openPopsBackToAUnitOnTheStackOrPushesIt() throws {
         let (session, _) = try loggedIn()
         try session.perform("edit", on: "main")
