@@ -438,12 +438,14 @@ extension PageServer {
                 headers: [sessionCookie(session.identifier, for: request)])
         }
         let session = try self.session(identifiedBy: identifier)
-        // A read that fails binds nothing (a page session changes nothing when it throws).
+        // The read's own receipt says whether it recorded before it failed.
         ack.uses(session, recordsNothingWhenItThrows: true)
         let read: PageRead
+        var receipt = InputReceipt()
         do throws(PageError) {
-            read = try session.pages.read(name, parameters: parameters, asDeepLink: true)
+            read = try session.pages.read(name, parameters: parameters, asDeepLink: true, noting: &receipt)
         } catch {
+            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
             throw ProtocolError(error)
         }
         ack.after(session, input: read.inputNumber)
@@ -459,18 +461,20 @@ extension PageServer {
         try requireAllowedOrigin(request)
         let key = try idempotencyKey(request)
         let session = try session(for: request, noting: &ack)
-        // Every refusal from here on comes before the action is applied (a page session refuses one unchanged).
+        // Its refusals before the action record nothing; the action's own receipt says whether it did.
         ack.uses(session, recordsNothingWhenItThrows: true)
         let body = try parseJSONBody(request, allowEmpty: false)
         let fields = try decode(body, as: WireActionRequest.self)
         let (action, value, clientRevision) = (fields.action, fields.value, fields.rev)
         try requireValueWithinLimit(value, bodyBytes: request.body.count)
 
-        let perform = { (annotation: JSONValue?) throws(ProtocolError) -> ActionOutcome in
+        var receipt = InputReceipt()
+        func perform(_ annotation: JSONValue?, _ receipt: inout InputReceipt) throws(ProtocolError) -> ActionOutcome {
             try session.requireRoomToGrow(droppingExpiredResponses: annotation == nil)
             do throws(PageError) {
                 let result = try session.pages.perform(
-                    action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation)
+                    action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation,
+                    noting: &receipt)
                 let bytes = result.responseBody
                 // The response's size stands for the patch's: encoding the patch a second time only to count
                 // its bytes would cost more than the rest of the bookkeeping.
@@ -498,7 +502,8 @@ extension PageServer {
                         if case .full(let retryAfter) = admission {
                             throw ProtocolError.idempotencyCacheFull(limit: cache.byteLimit, retryAfter: retryAfter)
                         }
-                        let fresh = try perform(ServerSession.idempotencyAnnotation(key: key, requestDigest: requestDigest))
+                        let fresh = try perform(
+                            ServerSession.idempotencyAnnotation(key: key, requestDigest: requestDigest), &receipt)
                         cache.store(
                             key: key, unit: unit, requestDigest: requestDigest, status: fresh.status, body: fresh.body,
                             inputNumber: fresh.inputNumber, now: now)
@@ -507,9 +512,10 @@ extension PageServer {
                     }
                 }
             } else {
-                outcome = try perform(nil)
+                outcome = try perform(nil, &receipt)
             }
         } catch {
+            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
             // Refused on a copy that left memory meanwhile (its pages released): no client gets this refusal (the
             // request runs again on the restored session, or is told the session ended), so it is not counted.
             if !session.hasLeftMemory {
@@ -784,10 +790,11 @@ struct Acknowledgement {
     /// instead (taken over, passivated) before anything the request did was queued for the store, the request runs
     /// again (``PageServer/storedAttempt(_:with:acknowledging:notification:)``).
     ///
-    /// - Parameter recordsNothingWhenItThrows: true for a handler that, from here on, throws only where it recorded
-    ///   no input (every step it takes changes nothing when it throws): a copy set aside under it is then known
-    ///   untouched by it even when other requests' inputs were queued since it took its mark, and it runs again.
-    ///   False (the default) leaves that to the mark alone: no record queued since, whoever made it.
+    /// - Parameter recordsNothingWhenItThrows: true for a handler that knows, when it throws, whether it recorded an
+    ///   input: it throws without recording, except after a page-session step whose ``InputReceipt`` says it recorded
+    ///   (then it calls ``recordedBeforeItThrew()``). A copy set aside under it is then known untouched by it even
+    ///   when other requests' inputs were queued since it took its mark, and it runs again. False (the default)
+    ///   leaves that to the mark alone: no record queued since, whoever made it.
     mutating func uses(_ session: ServerSession, recordsNothingWhenItThrows: Bool = false) {
         self.session = session
         acceptedMark = session.acceptedInputMark

@@ -221,7 +221,20 @@ public final class PageSession: Sendable {
     public func read(
         _ unit: String, parameters: [String: String] = [:], asDeepLink: Bool = false
     ) throws(PageError) -> PageRead {
-        try step { core throws(PageError) in
+        var receipt = InputReceipt()
+        return try read(unit, parameters: parameters, asDeepLink: asDeepLink, noting: &receipt)
+    }
+
+    /// ``read(_:parameters:asDeepLink:)``, noting in `receipt` whether it recorded an input (a page it bound).
+    /// - Parameters:
+    ///   - unit: the unit's name.
+    ///   - parameters: route parameters for a page bound now.
+    ///   - asDeepLink: whether a page bound now is opened by deep link.
+    ///   - receipt: where the step is noted.
+    package func read(
+        _ unit: String, parameters: [String: String] = [:], asDeepLink: Bool = false, noting receipt: inout InputReceipt
+    ) throws(PageError) -> PageRead {
+        try step(noting: &receipt) { core throws(PageError) in
             let (snapshot, _) = try core.snapshotAndInput(of: unit, parameters: parameters, asDeepLink: asDeepLink)
             var read = PageRead(
                 snapshot: snapshot, sequence: core.sequence, navigation: core.navigationState,
@@ -245,7 +258,24 @@ public final class PageSession: Sendable {
         _ action: String, value: JSONValue = .null, on unit: String, clientRevision: Int? = nil,
         annotation: JSONValue? = nil
     ) throws(PageError) -> ActionResult {
-        try step { core throws(PageError) in
+        var receipt = InputReceipt()
+        return try perform(action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation, noting: &receipt)
+    }
+
+    /// ``perform(_:value:on:clientRevision:annotation:)``, noting in `receipt` whether it recorded an input.
+    /// - Parameters:
+    ///   - action: the action's name.
+    ///   - value: the action's value.
+    ///   - unit: the unit's name.
+    ///   - clientRevision: the revision the client holds.
+    ///   - annotation: kept with the action's input record.
+    ///   - receipt: where the step is noted.
+    @discardableResult
+    package func perform(
+        _ action: String, value: JSONValue = .null, on unit: String, clientRevision: Int? = nil,
+        annotation: JSONValue? = nil, noting receipt: inout InputReceipt
+    ) throws(PageError) -> ActionResult {
+        try step(noting: &receipt) { core throws(PageError) in
             try core.perform(action, value: value, on: unit, clientRevision: clientRevision, annotation: annotation)
         }
     }
