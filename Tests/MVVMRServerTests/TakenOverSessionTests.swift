@@ -308,6 +308,7 @@ extension PageServer {
         // Found before another request's input was queued: run again only when it is known to have recorded nothing.
         #expect(Self.durability(copy, of: nil, since: early) == "stored", "it may have recorded the input since")
         #expect(Self.durability(copy, of: nil, since: early, recordedNothing: true) == "set aside")
+        #expect(Self.durability(copy, of: stored, since: early, recordedNothing: true) == "stored", "an answer showing its input")
         // Acting on the copy now (a read binds the released page again): its record is refused, so it runs again
         // whatever other records came since.
         let refused = try #require(try copy.pages.read("echo", parameters: [:], asDeepLink: true).inputNumber)
@@ -414,6 +415,32 @@ extension PageServer {
         let restored = try #require(server.sessions.peek(made.identifier))
         #expect(restored.pages.navigation.stack == ["echo", "echo-other"])
         #expect(try server.store.load(made.identifier)?.records.count == 6, "made, hello, open, back, other, forward")
+    }
+
+    /// A handler whose page-session step recorded an input (queued for the store) and that then failed, on a copy
+    /// set aside in between: its receipt says so, and it is answered as it failed, not run again (its input is
+    /// stored: a second run would apply it twice).
+    @Test func aRequestThatRecordedAndThenFailedIsNotRunAgain() throws {
+        let server = Self.node(OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        var attempts = 0
+        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/"), with: { _, ack throws(ProtocolError) in
+            attempts += 1
+            guard let session = try server.liveSession(made.identifier) else { throw .unknownSession }
+            ack.uses(session, recordsNothingWhenItThrows: true)
+            var receipt = InputReceipt()
+            do throws(PageError) {
+                try session.pages.perform("text", value: "recorded", on: "echo", noting: &receipt)
+            } catch {
+                throw ProtocolError(error)
+            }
+            server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9))
+            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
+            throw ProtocolError(PageError(.bindingFailed, "failed after it recorded"))
+        })
+        #expect(attempts == 1 && attempt.response.status == 500)
+        #expect(server.setAsideReruns.value() == 0)
+        #expect(try server.store.load(made.identifier)?.records.count == 3, "made, hello, recorded: once")
     }
 
     /// A second page for navigations.

@@ -169,7 +169,8 @@ final class ServerSession: SessionOutputReceiver {
     let streamState: Locked<StreamState>
     /// The number of the last input whose record was queued for the store (for a restored copy, at first the
     /// stored log's last), written with `streamState` held: a request notes it when it finds the session
-    /// (``Acknowledgement/uses(_:)``), and finds it unchanged if nothing it did reached the store.
+    /// (``Acknowledgement/uses(_:recordsNothingWhenItThrows:)``), and finds it unchanged if nothing it did reached the
+    /// store.
     private let acceptedThrough = Atomic<Int>(0)
     /// The idempotency cache behind its own lock, and its bytes.
     final class IdempotencyState: Sendable {
@@ -466,7 +467,8 @@ final class ServerSession: SessionOutputReceiver {
                 // Nothing the request did reached the store: it recorded nothing, or no record was queued since it
                 // found the copy (another request's record may have been), or its own record was refused (the copy
                 // had ended), so it never will be.
-                let untouched = recordedNothing || (mark.map { $0 == accepted } ?? false)
+                // (An answer that shows an input, `number`, is never taken for one that recorded nothing.)
+                let untouched = (recordedNothing && number == nil) || (mark.map { $0 == accepted } ?? false)
                 let refused = number.map { $0 > state.storedThrough && $0 > accepted } ?? false
                 if untouched || refused {
                     // Run again on the session restored from the store, or, the session having ended (deleted,
