@@ -577,7 +577,7 @@ extension PageServer {
         }
     }
 
-    private func navigationResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
+    func navigationResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let session = try session(for: request, noting: &ack)
         // Its refusals before the navigation record nothing; the navigation's own receipt says whether it did.

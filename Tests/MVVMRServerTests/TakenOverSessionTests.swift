@@ -443,6 +443,40 @@ extension PageServer {
         #expect(try server.store.load(made.identifier)?.records.count == 3, "made, hello, recorded: once")
     }
 
+    /// The action and navigation routes, refused on a live session, say that their refusal recorded nothing (what
+    /// lets them run again on a copy set aside under them); a navigation that recorded says nothing of the kind.
+    @Test func theRoutesSayWhetherTheirRefusalRecordedAnInput() throws {
+        let server = PageServer(units: [.echo, Self.echoOther], root: .echo, store: OrderedClaimsStore())
+        let made = try Self.echoSession(on: server, saying: "hello")
+        func post(_ path: String, _ body: String) -> HTTPRequest {
+            var request = HTTPRequest(
+                method: "POST", path: path,
+                headers: HTTPHeaders([
+                    HTTPHeader(name: "X-Session-ID", value: made.identifier),
+                    HTTPHeader(name: "Content-Type", value: "application/json"),
+                ]),
+                body: Array(body.utf8))
+            request.pathParameters = ["unit": "echo"]
+            return request
+        }
+        var action = Acknowledgement()
+        let unknownAction = #expect(throws: ProtocolError.self) {
+            try server.actionResponse(post("/api/pages/echo/actions", #"{"action":"nowhere"}"#), &action)
+        }
+        #expect(unknownAction?.code == "unknown_action")
+        #expect(action.session === made && action.recordsNothingWhenItThrows)
+        var forward = Acknowledgement()
+        let nothingForward = #expect(throws: ProtocolError.self) {
+            try server.navigationResponse(post("/api/navigation", #"{"type":"forward"}"#), &forward)
+        }
+        #expect(nothingForward?.code == "nothing_forward")
+        #expect(forward.session === made && forward.recordsNothingWhenItThrows)
+        var opened = Acknowledgement()
+        _ = try server.navigationResponse(post("/api/navigation", #"{"type":"open","unit":"echo-other"}"#), &opened)
+        #expect(opened.inputNumber == made.pages.inputNumber, "the answer shows its own input")
+        #expect(made.pages.inputNumber == 3)
+    }
+
     /// A second page for navigations.
     private static let echoOther = UnitCase("echo-other", view: EchoView.self, viewModel: EchoViewModel.self)
 
