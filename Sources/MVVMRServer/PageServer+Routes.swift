@@ -127,7 +127,7 @@ extension PageServer {
             guard let session = ack.session else { return (response, nil) }
             let durability = session.durability(
                 of: ack.inputNumber, acceptedSince: ack.acceptedMark,
-                recordedNothing: threw && ack.recordsNothingWhenItThrows
+                recordedNothing: threw && ack.recordsNothingWhenItThrows && !ack.receipt.recordedAnInput
             ) {
                 notification(session, response, ack.credential)
             }
@@ -441,11 +441,9 @@ extension PageServer {
         // The read's own receipt says whether it recorded before it failed.
         ack.uses(session, recordsNothingWhenItThrows: true)
         let read: PageRead
-        var receipt = InputReceipt()
         do throws(PageError) {
-            read = try session.pages.read(name, parameters: parameters, asDeepLink: true, noting: &receipt)
+            read = try session.pages.read(name, parameters: parameters, asDeepLink: true, noting: &ack.receipt)
         } catch {
-            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
             throw ProtocolError(error)
         }
         ack.after(session, input: read.inputNumber)
@@ -468,8 +466,7 @@ extension PageServer {
         let (action, value, clientRevision) = (fields.action, fields.value, fields.rev)
         try requireValueWithinLimit(value, bodyBytes: request.body.count)
 
-        var receipt = InputReceipt()
-        func perform(_ annotation: JSONValue?, _ receipt: inout InputReceipt) throws(ProtocolError) -> ActionOutcome {
+        func perform(_ annotation: JSONValue?, noting receipt: inout InputReceipt) throws(ProtocolError) -> ActionOutcome {
             try session.requireRoomToGrow(droppingExpiredResponses: annotation == nil)
             do throws(PageError) {
                 let result = try session.pages.perform(
@@ -503,7 +500,7 @@ extension PageServer {
                             throw ProtocolError.idempotencyCacheFull(limit: cache.byteLimit, retryAfter: retryAfter)
                         }
                         let fresh = try perform(
-                            ServerSession.idempotencyAnnotation(key: key, requestDigest: requestDigest), &receipt)
+                            ServerSession.idempotencyAnnotation(key: key, requestDigest: requestDigest), noting: &ack.receipt)
                         cache.store(
                             key: key, unit: unit, requestDigest: requestDigest, status: fresh.status, body: fresh.body,
                             inputNumber: fresh.inputNumber, now: now)
@@ -512,10 +509,9 @@ extension PageServer {
                     }
                 }
             } else {
-                outcome = try perform(nil, &receipt)
+                outcome = try perform(nil, noting: &ack.receipt)
             }
         } catch {
-            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
             // Refused on a copy that left memory meanwhile (its pages released): no client gets this refusal (the
             // request runs again on the restored session, or is told the session ended), so it is not counted.
             if !session.hasLeftMemory {
@@ -593,11 +589,9 @@ extension PageServer {
             navigation = .open(unit, parameters: parameters)
         }
         let result: NavigationResult
-        var receipt = InputReceipt()
         do throws(PageError) {
-            result = try session.pages.navigate(navigation, noting: &receipt)
+            result = try session.pages.navigate(navigation, noting: &ack.receipt)
         } catch {
-            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
             throw ProtocolError(error)
         }
         ack.after(session, input: result.inputNumber)
@@ -771,9 +765,12 @@ struct Acknowledgement {
     private(set) var inputNumber: Int?
     /// The session's ``ServerSession/acceptedInputMark`` when the request found it (``uses(_:recordsNothingWhenItThrows:)``).
     private(set) var acceptedMark: Int?
-    /// Whether the handler, once it found the session, records no input when it throws (see
-    /// ``uses(_:recordsNothingWhenItThrows:)``).
+    /// Whether the handler, once it found the session, records no input when it throws other than in the page-session
+    /// steps noted in ``receipt`` (see ``uses(_:recordsNothingWhenItThrows:)``).
     private(set) var recordsNothingWhenItThrows = false
+    /// The request's page-session steps (a handler passes it to `PageSession`'s `noting:` methods): whether one of
+    /// them recorded an input, even one that then threw.
+    var receipt = InputReceipt()
     /// The session id the request carried, once its handler read it (its log line then does not read it again).
     private(set) var credential = CredentialReading.notRead
 
@@ -790,21 +787,14 @@ struct Acknowledgement {
     /// instead (taken over, passivated) before anything the request did was queued for the store, the request runs
     /// again (``PageServer/storedAttempt(_:with:acknowledging:notification:)``).
     ///
-    /// - Parameter recordsNothingWhenItThrows: true for a handler that knows, when it throws, whether it recorded an
-    ///   input: it throws without recording, except after a page-session step whose ``InputReceipt`` says it recorded
-    ///   (then it calls ``recordedBeforeItThrew()``). A copy set aside under it is then known untouched by it even
-    ///   when other requests' inputs were queued since it took its mark, and it runs again. False (the default)
-    ///   leaves that to the mark alone: no record queued since, whoever made it.
+    /// - Parameter recordsNothingWhenItThrows: true for a handler whose every step that may record an input is a
+    ///   page-session step noted in ``receipt``: when it throws and the receipt saw no input, a copy set aside under
+    ///   it is known untouched by it even when other requests' inputs were queued since it took its mark, and it runs
+    ///   again. False (the default) leaves that to the mark alone: no record queued since, whoever made it.
     mutating func uses(_ session: ServerSession, recordsNothingWhenItThrows: Bool = false) {
         self.session = session
         acceptedMark = session.acceptedInputMark
         self.recordsNothingWhenItThrows = recordsNothingWhenItThrows
-    }
-
-    /// The handler recorded an input and then threw: a copy set aside under it is judged by the mark alone (see
-    /// ``uses(_:recordsNothingWhenItThrows:)``).
-    mutating func recordedBeforeItThrew() {
-        recordsNothingWhenItThrows = false
     }
 
     /// Notes the session id the request carried (nil: none).

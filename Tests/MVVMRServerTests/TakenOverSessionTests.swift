@@ -261,20 +261,33 @@ extension PageServer {
         stream.close()
     }
 
+    /// ``PageServer/storedAttempt(_:with:)`` of a handler that finds the session `identifier` as a route does (taking
+    /// its mark, and saying whether it records nothing when it throws) and then runs `body` with the attempt's number
+    /// (1, and 2 on a rerun), the session and the acknowledgement; with how many attempts ran.
+    private static func attempt(
+        on server: PageServer, session identifier: String, recordsNothingWhenItThrows: Bool = false,
+        _ body: (Int, ServerSession, inout Acknowledgement) throws(ProtocolError) -> HTTPResponse
+    ) -> (attempt: StoredAttempt, attempts: Int) {
+        var attempts = 0
+        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/"), with: { _, ack throws(ProtocolError) in
+            attempts += 1
+            guard let session = try server.liveSession(identifier) else { throw .unknownSession }
+            ack.uses(session, recordsNothingWhenItThrows: recordsNothingWhenItThrows)
+            return try body(attempts, session, &ack)
+        })
+        return (attempt, attempts)
+    }
+
     /// A read of a copy set aside after the request found it: the released copy would show no page at all.
     @Test func aReadOfACopySetAsideUnderItShowsTheRestoredSession() throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
-        var attempts = 0
-        let attempt = server.storedAttempt(HTTPRequest(method: "GET", path: "/api/session"), with: { request, ack throws(ProtocolError) in
-            attempts += 1
+        let (attempt, attempts) = Self.attempt(on: server, session: made.identifier) { number, session, ack throws(ProtocolError) in
             // What `GET /api/session` does, with the copy set aside between finding it and reading it the first time.
-            guard let session = try server.liveSession(made.identifier) else { throw .unknownSession }
-            ack.uses(session)
-            if attempts == 1 { server.dropCopyTakenOver(made.identifier) }
+            if number == 1 { server.dropCopyTakenOver(made.identifier) }
             ack.after(session, input: session.pages.inputNumber)
             return HTTPResponse(status: 200, body: .bytes(Array(String(session.pages.pages.count).utf8)))
-        })
+        }
         #expect(attempts == 2 && server.setAsideReruns.value() == 1)
         guard case .bytes(let body) = attempt.response.body else { return }
         #expect(body == Array("1".utf8), "the restored session's page, not the released copy's none")
@@ -389,27 +402,22 @@ extension PageServer {
         try made.pages.navigate(.open("echo-other"))
         try made.pages.navigate(.back)
         #expect(made.pages.navigation.forward == ["echo-other"])
-        var attempts = 0
-        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/api/navigation"), with: { _, ack throws(ProtocolError) in
-            attempts += 1
+        let (attempt, attempts) = Self.attempt(on: server, session: made.identifier, recordsNothingWhenItThrows: true) {
+            number, session, ack throws(ProtocolError) in
             // What `POST /api/navigation` does with `forward`, with another request's input queued and the copy set
             // aside between finding it and navigating the first time.
-            guard let session = try server.liveSession(made.identifier) else { throw .unknownSession }
-            ack.uses(session, recordsNothingWhenItThrows: true)
-            if attempts == 1 {
+            if number == 1 {
                 _ = try? session.pages.perform("text", value: "other", on: "echo")
                 server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9))
             }
-            var receipt = InputReceipt()
             do throws(PageError) {
-                let result = try session.pages.navigate(.forward, noting: &receipt)
+                let result = try session.pages.navigate(.forward, noting: &ack.receipt)
                 ack.after(session, input: result.inputNumber)
                 return HTTPResponse(status: 200, body: .bytes(Array(result.state.stack.joined(separator: ",").utf8)))
             } catch {
-                if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
                 throw ProtocolError(error)
             }
-        })
+        }
         #expect(attempts == 2 && server.setAsideReruns.value() == 1)
         #expect(attempt.response.status == 200, "\(Self.errorCode(attempt.response) ?? "")")
         let restored = try #require(server.sessions.peek(made.identifier))
@@ -423,21 +431,16 @@ extension PageServer {
     @Test func aRequestThatRecordedAndThenFailedIsNotRunAgain() throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
-        var attempts = 0
-        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/"), with: { _, ack throws(ProtocolError) in
-            attempts += 1
-            guard let session = try server.liveSession(made.identifier) else { throw .unknownSession }
-            ack.uses(session, recordsNothingWhenItThrows: true)
-            var receipt = InputReceipt()
+        let (attempt, attempts) = Self.attempt(on: server, session: made.identifier, recordsNothingWhenItThrows: true) {
+            _, session, ack throws(ProtocolError) in
             do throws(PageError) {
-                try session.pages.perform("text", value: "recorded", on: "echo", noting: &receipt)
+                try session.pages.perform("text", value: "recorded", on: "echo", noting: &ack.receipt)
             } catch {
                 throw ProtocolError(error)
             }
             server.dropCopyTakenOver(made.identifier, claim: SessionClaim(order: 9))
-            if receipt.recordedAnInput { ack.recordedBeforeItThrew() }
             throw ProtocolError(PageError(.bindingFailed, "failed after it recorded"))
-        })
+        }
         #expect(attempts == 1 && attempt.response.status == 500)
         #expect(server.setAsideReruns.value() == 0)
         #expect(try server.store.load(made.identifier)?.records.count == 3, "made, hello, recorded: once")
@@ -473,6 +476,7 @@ extension PageServer {
         #expect(forward.session === made && forward.recordsNothingWhenItThrows)
         var opened = Acknowledgement()
         _ = try server.navigationResponse(post("/api/navigation", #"{"type":"open","unit":"echo-other"}"#), &opened)
+        #expect(!forward.receipt.recordedAnInput && opened.receipt.recordedAnInput, "the route's steps are noted")
         #expect(opened.inputNumber == made.pages.inputNumber, "the answer shows its own input")
         #expect(made.pages.inputNumber == 3)
     }

@@ -166,8 +166,8 @@ public final class PageSession: Sendable {
     private func step<Result, Failure: Error>(
         _ body: (SessionCore) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        defer { outbox.deliver() }
-        return try core.withLock { core throws(Failure) in try body(core) }
+        var unread = InputReceipt()
+        return try step(noting: &unread, body)
     }
 
     /// ``step(_:)``, noting in `receipt` whether the step recorded an input, whether or not it threw.

@@ -446,7 +446,7 @@ final class ServerSession: SessionOutputReceiver {
         durability(of: number, makingNotification: { notify })
     }
 
-    /// The mark a request takes when it finds the session, for ``durability(of:acceptedSince:makingNotification:)``.
+    /// The mark a request takes when it finds the session, for ``durability(of:acceptedSince:recordedNothing:makingNotification:)``.
     var acceptedInputMark: Int { acceptedThrough.load(ordering: .relaxed) }
 
     /// ``durability(of:notify:)``, with the notification made only when the record is not stored yet: a request
@@ -485,7 +485,7 @@ final class ServerSession: SessionOutputReceiver {
     /// Whether this copy left memory to go on in the store (another node took the session over, or it was
     /// passivated), its pages released, with no store failure: a request that found it before is run again on the
     /// session as the store has it, unless something it did was queued for the store first (see
-    /// ``durability(of:acceptedSince:makingNotification:)``).
+    /// ``durability(of:acceptedSince:recordedNothing:makingNotification:)``).
     var wasSetAside: Bool { streamState.withLock { $0.expired && $0.setAside && $0.storeFailure == nil } }
 
     /// Whether this copy ended in memory (set aside or ended: ``expire(reason:)``).
