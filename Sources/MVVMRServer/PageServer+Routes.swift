@@ -573,6 +573,7 @@ extension PageServer {
         }
     }
 
+    /// `POST /api/navigation`: a client's `back`, `forward` or `open` in the session's navigation stack.
     func navigationResponse(_ request: HTTPRequest, _ ack: inout Acknowledgement) throws(ProtocolError) -> HTTPResponse {
         try requireAllowedOrigin(request)
         let session = try session(for: request, noting: &ack)
@@ -632,6 +633,7 @@ extension PageServer {
 
     // MARK: - Events
 
+    /// `GET /api/events`: the session's event stream (Server-Sent Events), from `Last-Event-ID` when given.
     func eventsResponse(_ request: HTTPRequest) throws(ProtocolError) -> HTTPResponse {
         guard let named = credentials(request, acceptingQuery: true) else { throw .unknownSession }
         var session = try session(identifiedBy: named)
