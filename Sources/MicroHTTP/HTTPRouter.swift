@@ -12,13 +12,22 @@
 /// }
 /// ```
 public struct HTTPRouter: Sendable {
-    private struct Route: Sendable {
+    /// A class, so that reading one while resolving retains it once instead of each of its parts.
+    private final class Route: Sendable {
         let method: String
         let segments: [PatternSegment]
         let handler: RouteHandler
         /// The placeholders' names, and the index of the segment each stands for.
         let parameterNames: [String]
         let parameterPositions: [Int]
+
+        init(method: String, segments: [PatternSegment], handler: RouteHandler, parameterNames: [String], parameterPositions: [Int]) {
+            self.method = method
+            self.segments = segments
+            self.handler = handler
+            self.parameterNames = parameterNames
+            self.parameterPositions = parameterPositions
+        }
     }
 
     private enum PatternSegment: Sendable, Equatable {
@@ -94,7 +103,7 @@ public struct HTTPRouter: Sendable {
     func resolve(method: String, segments: [String]) -> Resolution {
         let effectiveMethod = method == "HEAD" ? "GET" : method
         var allowed: [String] = []
-        // Indices rather than copies: a copy of each route would retain its pattern and handler.
+        // Indices, so that a route whose segment count differs is passed over without retaining it.
         for index in routes.indices where routes[index].segments.count == segments.count {
             guard matches(routes[index].segments, segments) else { continue }
             let route = routes[index]
