@@ -369,14 +369,10 @@ public final class HTTPServer: Sendable {
         method: UnsafePointer<CChar>
     ) -> MHD_Result {
         let rawPath = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
-        let segments: [String]
-        do {
-            segments = try PercentDecoding.pathSegments(of: rawPath)
-        } catch {
-            return queue(HTTPError.invalidPath.response, on: connection, for: context)
-        }
         let methodName = Self.methodName(method)
-        switch router.resolve(method: methodName, segments: segments) {
+        let route = routed(rawPath, method: methodName)
+        guard let route else { return queue(HTTPError.invalidPath.response, on: connection, for: context) }
+        switch route.resolution {
         case .notFound:
             return queue(HTTPError.notFound.response, on: connection, for: context)
         case .methodNotAllowed(let allowed):
@@ -385,8 +381,8 @@ public final class HTTPServer: Sendable {
             let values = context.packedValues.map(RequestValues.init(packed:)) ?? RequestValues(of: connection)
             let request = HTTPRequest(
                 method: methodName,
-                rawPath: String(decoding: rawPath, as: UTF8.self),
-                pathSegments: segments,
+                rawPath: route.rawPath,
+                pathSegments: route.segments,
                 pathParameters: parameters,
                 query: values.query,
                 headers: values.headers,
@@ -410,6 +406,22 @@ public final class HTTPServer: Sendable {
                 return runDeferred(handle, request: request, context: context, connection: connection, method: method)
             }
         }
+    }
+
+    /// How `rawPath` is routed for `method`: from this thread's ``RouteCache`` when it routed the same lately, else
+    /// decoded and resolved now (and kept). Nil when the path cannot be decoded (never kept: it is answered 400).
+    private func routed(_ rawPath: UnsafeBufferPointer<UInt8>, method: String) -> RouteCache.Entry? {
+        let cache = RouteCache.forCurrentThread
+        let owner = ObjectIdentifier(self)
+        let hash = RouteCache.hash(rawPath)
+        if let kept = cache.entry(owner: owner, bytes: rawPath, hash: hash, method: method) { return kept }
+        guard let segments = try? PercentDecoding.pathSegments(of: rawPath) else { return nil }
+        let entry = RouteCache.Entry(
+            owner: owner, bytes: Array(rawPath), hash: hash, method: method,
+            rawPath: String(decoding: rawPath, as: UTF8.self), segments: segments,
+            resolution: router.resolve(method: method, segments: segments))
+        cache.keep(entry)
+        return entry
     }
 
     private func runAsynchronously(

@@ -112,6 +112,37 @@ import Testing
         }
     }
 
+    /// Requests on one connection are served by one library thread, so a path seen before is routed from that
+    /// thread's route cache: the same path with another method, or another path, must not take its route.
+    @Test func aPathRoutedAgainOnTheSameThreadTakesItsOwnRouteAndValues() async throws {
+        let seen = Box<HTTPRequest?>(nil)
+        try await withServer(router: Self.recordingRouter(seen)) { server in
+            let port = server.port
+            let answers = try await blocking { () throws -> [(Int, String)] in
+                let connection = try RawConnection(port: port)
+                var answers: [(Int, String)] = []
+                for (method, target) in [
+                    ("GET", "/users/a/files/b"), ("GET", "/users/c/files/d"), ("GET", "/users/a/files/b"),
+                    ("POST", "/items"), ("GET", "/items"), ("POST", "/items"), ("DELETE", "/items"),
+                    ("GET", "/users/a%20b/files/x"), ("GET", "/users/a%20b/files/x"), ("GET", "/nowhere"),
+                    ("GET", "/users/a/files/b"),
+                ] {
+                    let response = try connection.request(method, target)
+                    answers.append((response.status, response.status < 300 ? response.text : ""))
+                }
+                return answers
+            }
+            #expect(answers.map(\.0) == [200, 200, 200, 201, 200, 201, 405, 200, 200, 404, 200])
+            #expect(
+                answers.map(\.1) == [
+                    "a|b", "c|d", "a|b", "created", "list", "created", "", "a b|x", "a b|x", "", "a|b",
+                ])
+            let request = try #require(seen.value)
+            #expect(request.pathSegments == ["users", "a", "files", "b"])
+            #expect(request.rawPath == "/users/a/files/b")
+        }
+    }
+
     @Test func queryParametersAreDecodedWithPlusAsASpace() async throws {
         let seen = Box<HTTPRequest?>(nil)
         try await withServer(router: Self.recordingRouter(seen)) { server in

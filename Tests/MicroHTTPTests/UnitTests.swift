@@ -433,3 +433,80 @@ import Testing
         #expect(try PercentDecoding.decode(Array("a+b%2B".utf8)[...], plusIsSpace: false) == "a+b+")
     }
 }
+
+@Suite struct RouteCacheTests {
+    private static func entry(
+        _ path: String, method: String = "GET", owner: ObjectIdentifier, hash: UInt64? = nil
+    ) -> RouteCache.Entry {
+        let bytes = Array(path.utf8)
+        let segments = (try? PercentDecoding.pathSegments(of: bytes)) ?? []
+        return RouteCache.Entry(
+            owner: owner, bytes: bytes, hash: hash ?? bytes.withUnsafeBufferPointer { RouteCache.hash($0) }, method: method,
+            rawPath: path, segments: segments, resolution: .notFound)
+    }
+
+    private static func lookUp(
+        _ cache: RouteCache, _ path: String, method: String = "GET", owner: ObjectIdentifier, hash: UInt64? = nil
+    ) -> RouteCache.Entry? {
+        Array(path.utf8).withUnsafeBufferPointer { bytes in
+            cache.entry(owner: owner, bytes: bytes, hash: hash ?? RouteCache.hash(bytes), method: method)
+        }
+    }
+
+    private final class Owner {}
+
+    @Test func anEntryAnswersOnlyForItsOwnPathMethodAndServer() {
+        let cache = RouteCache()
+        let owner = Owner()
+        let other = Owner()
+        let kept = Self.entry("/api/pages/counters/actions", method: "POST", owner: ObjectIdentifier(owner))
+        cache.keep(kept)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "POST", owner: ObjectIdentifier(owner)) === kept)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "GET", owner: ObjectIdentifier(owner)) == nil)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "POST", owner: ObjectIdentifier(other)) == nil)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actionz", method: "POST", owner: ObjectIdentifier(owner)) == nil)
+        // The same hash with other bytes of the same length (a collision) is not taken for the path.
+        #expect(
+            Self.lookUp(cache, "/api/pages/counters/actionz", method: "POST", owner: ObjectIdentifier(owner), hash: kept.hash)
+                == nil)
+    }
+
+    @Test func pathsOnTheSameSlotReplaceEachOther() throws {
+        let cache = RouteCache()
+        let owner = ObjectIdentifier(Owner())
+        let first = Self.entry("/a/0", owner: owner)
+        let slotMask = UInt64(RouteCache.slotCount - 1)
+        let sameSlot = try #require(
+            (1..<10_000).lazy.map { "/a/\($0)" }.first { path in
+                (Array(path.utf8).withUnsafeBufferPointer { RouteCache.hash($0) } & slotMask) == (first.hash & slotMask)
+            })
+        cache.keep(first)
+        let second = Self.entry(sameSlot, owner: owner)
+        cache.keep(second)
+        #expect(Self.lookUp(cache, "/a/0", owner: owner) == nil)
+        #expect(Self.lookUp(cache, sameSlot, owner: owner) === second)
+    }
+
+    @Test func aPathLongerThanTheLimitIsNotKept() {
+        let cache = RouteCache()
+        let owner = ObjectIdentifier(Owner())
+        let long = "/" + String(repeating: "x", count: RouteCache.longestPath)
+        cache.keep(Self.entry(long, owner: owner))
+        #expect(Self.lookUp(cache, long, owner: owner) == nil)
+        let longest = "/" + String(repeating: "x", count: RouteCache.longestPath - 1)
+        let kept = Self.entry(longest, owner: owner)
+        cache.keep(kept)
+        #expect(Self.lookUp(cache, longest, owner: owner) === kept)
+    }
+
+    @Test func theHashSeesEveryByte() {
+        let path = Array("/api/pages/counters/actions".utf8)
+        let hash = path.withUnsafeBufferPointer { RouteCache.hash($0) }
+        for index in path.indices {
+            var changed = path
+            changed[index] ^= 1
+            #expect(changed.withUnsafeBufferPointer { RouteCache.hash($0) } != hash, "byte \(index)")
+        }
+        #expect(Array(path.dropLast()).withUnsafeBufferPointer { RouteCache.hash($0) } != hash)
+    }
+}
