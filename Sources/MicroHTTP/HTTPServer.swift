@@ -325,7 +325,7 @@ public final class HTTPServer: Sendable {
         // The body is complete, or the connection was resumed after an asynchronous handler.
         if watcher.hasDeadlines && !context.isAsynchronous { watcher.requestReceived(on: connection) }
         // What the answer kept is released here, on this thread, once the lock is let go.
-        if let (response, kept) = context.phase?.withLock({ phase in Self.takeAnswer(&phase, immediate: nil) }) {
+        if let (response, kept) = context.withPhase({ phase in Self.takeAnswer(&phase, immediate: nil) }) ?? nil {
             _ = kept
             return queue(response, on: connection, for: context, method: method)
         }
@@ -338,7 +338,7 @@ public final class HTTPServer: Sendable {
         activeRequests.subtract(1, ordering: .relaxed)
         // An answer the connection never took (its client left first) lets go of what it kept, which may hold the
         // context itself (a responder does).
-        let untaken = context.phase?.withLock { phase in Self.takeAnswer(&phase, immediate: nil) }
+        let untaken = context.withPhase { phase in Self.takeAnswer(&phase, immediate: nil) }
         _ = untaken
         if context.isListedAsWaiting {
             waiting.remove(context)
@@ -472,7 +472,7 @@ public final class HTTPServer: Sendable {
         // request (a page read, an action on a store that keeps nothing) never waits, so it is never listed for
         // `stop` (two of a shard's locks and a table's insert and removal saved per request). What an answer given
         // meanwhile kept is released here, once the lock is let go.
-        if let (now, kept) = context.phase?.withLock({ phase in Self.takeAnswer(&phase, immediate: immediate) }) {
+        if let (now, kept) = context.withPhase({ phase in Self.takeAnswer(&phase, immediate: immediate) }) ?? nil {
             _ = kept
             return queue(now, on: connection, for: context, method: method)
         }
@@ -480,14 +480,14 @@ public final class HTTPServer: Sendable {
         // Refused (the server is stopping), it is answered 503 now, unless the responder answered meanwhile.
         guard waiting.admit(context) else {
             let refused = HTTPError.draining.response
-            let (now, kept) = context.phase?.withLock { phase in Self.takeAnswer(&phase, immediate: refused) } ?? (refused, nil)
+            let (now, kept) = (context.withPhase { phase in Self.takeAnswer(&phase, immediate: refused) } ?? nil) ?? (refused, nil)
             _ = kept
             return queue(now, on: connection, for: context, method: method)
         }
         context.isListedAsWaiting = true
         // Suspended inside the lock the responder's answer takes, until it comes (or, should it have come since the
         // check above, or `stop` have answered, sent now).
-        let (now, kept): (HTTPResponse?, (any AnyObject & Sendable)?) = context.phase?.withLock { phase in
+        let (now, kept): (HTTPResponse?, (any AnyObject & Sendable)?) = context.withPhase { phase in
             if let answer = Self.takeAnswer(&phase, immediate: nil) { return answer }
             if case .handling = phase {
                 phase = .waiting
@@ -527,7 +527,7 @@ public final class HTTPServer: Sendable {
     static func complete(
         _ context: RequestContext, with response: HTTPResponse, keeping kept: (any AnyObject & Sendable)? = nil
     ) {
-        context.phase?.withLock { phase in
+        context.withPhase { phase in
             switch phase {
             case .waiting:
                 phase = .ready(response, kept: kept)

@@ -42,65 +42,87 @@ final class RequestContext: @unchecked Sendable {
     /// decoded when it is dispatched, so the library's list is walked once per request.
     var packedValues: PackedValues?
     var discardedBytes = 0
-    /// Created only for asynchronous handlers, to keep the common path free of the allocation.
-    private(set) var phase: PhaseLock?
+    /// The phase of an asynchronous or deferred request's answer, behind its own lock, in the context itself (no
+    /// object of its own to make and free per request); nil to ``withPhase(_:)`` until ``beginWaiting(_:)``.
+    private let phaseLock: PhaseLock
 
     /// Marks the request as waiting for an asynchronous handler (`.waiting`), or as being handled by a
     /// deferred one (`.handling`).
     func beginWaiting(_ initial: Phase = .waiting) {
+        phaseLock.withLock { $0 = initial }
         isAsynchronous = true
-        phase = PhaseLock(initial)
+    }
+
+    /// Runs `body` on the answer's phase, inside its lock; nil (and `body` not run) for a request not handed to an
+    /// asynchronous or deferred handler. `isAsynchronous` is set before the handler runs, and read by the thread
+    /// that answers only after the handler handed it the request, so it needs no lock of its own.
+    func withPhase<Result>(_ body: (inout sending Phase) -> sending Result) -> sending Result? {
+        guard isAsynchronous else { return nil }
+        return phaseLock.withLock(body)
     }
 
     init(connection: ConnectionHandle) {
         self.connection = connection
+        phaseLock = PhaseLock(.handling)
     }
 }
 
-/// The lock of one request's ``RequestContext/Phase``: `Locking.Locked` made for this one type, because a
-/// generic lock made and freed per deferred request looks up `Mutex<Phase>`'s generic metadata three times (about
-/// 1,400 instructions a request); this one, not generic, looks up nothing. Like `Locked`, the ThreadSanitizer
-/// build (`MVVMR_PTHREAD_LOCK`) uses a pthread mutex, which the sanitizer sees.
-final class PhaseLock: @unchecked Sendable {
-    // @unchecked Sendable: `phase` is only touched inside `withLock`, which holds the lock.
+/// The lock of one request's ``RequestContext/Phase``, stored in the context itself: `Locking.Locked` made for this
+/// one type, because a generic lock looks up `Mutex<Phase>`'s generic metadata at each use (about 1,400 instructions a
+/// request); this one, not generic, looks up nothing. Like `Locked`, the ThreadSanitizer build (`MVVMR_PTHREAD_LOCK`)
+/// uses a pthread mutex, which the sanitizer sees, in storage of its own (a pthread mutex must not move).
+struct PhaseLock: ~Copyable {
     #if MVVMR_PTHREAD_LOCK
-        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-        private var phase: RequestContext.Phase
+        private let storage: PthreadPhaseStorage
     #else
         private let mutex: Mutex<RequestContext.Phase>
     #endif
 
     init(_ initial: RequestContext.Phase) {
         #if MVVMR_PTHREAD_LOCK
-            mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-            mutex.initialize(to: pthread_mutex_t())
-            pthread_mutex_init(mutex, nil)
-            phase = initial
+            storage = PthreadPhaseStorage(initial)
         #else
             mutex = Mutex(initial)
         #endif
     }
 
-    #if MVVMR_PTHREAD_LOCK
-        deinit {
-            pthread_mutex_destroy(mutex)
-            mutex.deallocate()
-        }
-    #endif
-
     /// Runs `body` on the phase, holding the lock.
-    func withLock<Result>(_ body: (inout sending RequestContext.Phase) -> sending Result) -> sending Result {
+    borrowing func withLock<Result>(_ body: (inout sending RequestContext.Phase) -> sending Result) -> sending Result {
         #if MVVMR_PTHREAD_LOCK
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            return body(&phase)
+            storage.withLock(body)
         #else
-            return mutex.withLock(body)
+            mutex.withLock(body)
         #endif
     }
 }
 
-/// A libmicrohttpd connection pointer that may cross threads.
+#if MVVMR_PTHREAD_LOCK
+    /// The ThreadSanitizer build's phase and its pthread mutex, which must stay where it was initialised.
+    final class PthreadPhaseStorage: @unchecked Sendable {
+        // @unchecked Sendable: `phase` is only touched inside `withLock`, which holds the lock.
+        private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        private var phase: RequestContext.Phase
+
+        init(_ initial: RequestContext.Phase) {
+            mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+            mutex.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(mutex, nil)
+            phase = initial
+        }
+
+        deinit {
+            pthread_mutex_destroy(mutex)
+            mutex.deallocate()
+        }
+
+        func withLock<Result>(_ body: (inout sending RequestContext.Phase) -> sending Result) -> sending Result {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return body(&phase)
+        }
+    }
+#endif
+
 struct ConnectionHandle: @unchecked Sendable {
     // @unchecked Sendable: the library allows suspend/resume from any thread; every other use happens on
     // the library thread that calls back for this connection, and the server never stops the library while

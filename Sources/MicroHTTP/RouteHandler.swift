@@ -14,7 +14,9 @@ public enum RouteHandler: Sendable {
 
 /// The way a ``RouteHandler/deferred(_:)`` handler answers later: the first answer wins; later ones, and
 /// answers after the server stopped waiting (it answered 503 itself at shutdown), are ignored.
-public final class DeferredResponder: Sendable {
+///
+/// A value holding the request (no object of its own is made per request); copies answer the same request.
+public struct DeferredResponder: Sendable {
     /// The request answered. Not the server: completing needs nothing of the server's (a request still waiting when
     /// the server stops was answered 503 by it, so a later answer finds it answered).
     private let context: RequestContext
