@@ -52,6 +52,8 @@ public final class HTTPServer: Sendable {
     /// The configuration the server was created with.
     public let configuration: HTTPServerConfiguration
     private let router: HTTPRouter
+    /// This server's number in the library threads' route caches (``RouteCache``).
+    private let routeCacheOwner = RouteCache.newOwner()
     private let lifecycle = Locked(Lifecycle())
     /// The requests waiting for an asynchronous or deferred answer (not in `lifecycle`: every request passes there).
     private let waiting = WaitingRequests()
@@ -411,16 +413,16 @@ public final class HTTPServer: Sendable {
     /// How `rawPath` is routed for `method`: from this thread's ``RouteCache`` when it routed the same lately, else
     /// decoded and resolved now (and kept). Nil when the path cannot be decoded (never kept: it is answered 400).
     private func routed(_ rawPath: UnsafeBufferPointer<UInt8>, method: String) -> RouteCache.Entry? {
-        let cache = RouteCache.forCurrentThread
-        let owner = ObjectIdentifier(self)
-        let hash = RouteCache.hash(rawPath)
-        if let kept = cache.entry(owner: owner, bytes: rawPath, hash: hash, method: method) { return kept }
+        // A path too long to keep, or a thread without a cache, is routed as it comes.
+        let cache = rawPath.count <= RouteCache.longestPath ? RouteCache.forCurrentThread : nil
+        let hash = cache == nil ? 0 : RouteCache.hash(rawPath)
+        if let kept = cache?.entry(owner: routeCacheOwner, bytes: rawPath, hash: hash, method: method) { return kept }
         guard let segments = try? PercentDecoding.pathSegments(of: rawPath) else { return nil }
         let entry = RouteCache.Entry(
-            owner: owner, bytes: Array(rawPath), hash: hash, method: method,
+            owner: routeCacheOwner, bytes: cache == nil ? [] : Array(rawPath), hash: hash, method: method,
             rawPath: String(decoding: rawPath, as: UTF8.self), segments: segments,
             resolution: router.resolve(method: method, segments: segments))
-        cache.keep(entry)
+        cache?.keep(entry)
         return entry
     }
 

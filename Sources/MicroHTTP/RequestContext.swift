@@ -11,10 +11,10 @@
 /// One request's state across the library's calls into the access handler, kept in its `con_cls`.
 ///
 /// The plain fields are only touched from the library thread serving the connection (the library calls
-/// back for one connection on one thread at a time); `phase` is also written by the `Task` of an
-/// asynchronous handler, so it lives behind a lock.
+/// back for one connection on one thread at a time); the answer's phase is also written by the `Task` of an
+/// asynchronous handler, or the thread that answers a deferred one, so it lives behind a lock (``withPhase(_:)``).
 final class RequestContext: @unchecked Sendable {
-    // @unchecked Sendable: see above; only `phase` is shared across threads, and it is locked.
+    // @unchecked Sendable: see above; only the phase is shared across threads, and it is locked.
 
     enum Phase {
         /// A deferred handler runs on the library's thread; the connection is not suspended yet.

@@ -3,6 +3,7 @@
 #elseif canImport(Musl)
     import Musl
 #endif
+import Synchronization
 
 /// How the last requests' paths were routed, per library thread: a request on a path seen lately (nearly every API
 /// request: the same few paths again and again) is routed without decoding its path, building its segments and
@@ -15,8 +16,8 @@
 final class RouteCache {
     /// One path as it was routed.
     final class Entry {
-        /// The server whose router resolved it.
-        let owner: ObjectIdentifier
+        /// The server whose router resolved it (``RouteCache/newOwner()``).
+        let owner: UInt64
         /// The raw path's bytes and their hash.
         let bytes: [UInt8]
         let hash: UInt64
@@ -28,7 +29,7 @@ final class RouteCache {
         let resolution: HTTPRouter.Resolution
 
         init(
-            owner: ObjectIdentifier, bytes: [UInt8], hash: UInt64, method: String, rawPath: String, segments: [String],
+            owner: UInt64, bytes: [UInt8], hash: UInt64, method: String, rawPath: String, segments: [String],
             resolution: HTTPRouter.Resolution
         ) {
             self.owner = owner
@@ -48,24 +49,38 @@ final class RouteCache {
 
     private var slots: [Entry?] = Array(repeating: nil, count: RouteCache.slotCount)
 
-    /// The calling thread's cache, made on its first use and released when the thread ends.
-    static var forCurrentThread: RouteCache {
-        if let existing = pthread_getspecific(threadKey) {
-            return Unmanaged<RouteCache>.fromOpaque(existing).takeUnretainedValue()
-        }
-        let made = RouteCache()
-        _ = pthread_setspecific(threadKey, Unmanaged.passRetained(made).toOpaque())
-        return made
+    /// A number for a new server's entries, never given out before in this process: unlike the server's address, it
+    /// cannot come back for another server while a thread still holds entries of the first.
+    static func newOwner() -> UInt64 {
+        nextOwner.add(1, ordering: .relaxed).oldValue
     }
 
-    /// The key of each thread's cache; its destructor releases the cache as the thread ends.
-    private static let threadKey: pthread_key_t = {
+    private static let nextOwner = Atomic<UInt64>(1)
+
+    /// The calling thread's cache, made on its first use and released when the thread ends; nil when the process
+    /// has no thread-local key to spare (the request is then routed without a cache).
+    static var forCurrentThread: RouteCache? {
+        guard let key = threadKey else { return nil }
+        if let existing = pthread_getspecific(key) {
+            return Unmanaged<RouteCache>.fromOpaque(existing).takeUnretainedValue()
+        }
+        let made = Unmanaged.passRetained(RouteCache())
+        guard pthread_setspecific(key, made.toOpaque()) == 0 else {
+            made.release()
+            return nil
+        }
+        return made.takeUnretainedValue()
+    }
+
+    /// The key of each thread's cache, whose destructor releases the cache as the thread ends; nil when
+    /// `pthread_key_create` refused (every key of the process taken).
+    private static let threadKey: pthread_key_t? = {
         var key = pthread_key_t()
-        _ = pthread_key_create(&key) { pointer in
+        let created = pthread_key_create(&key) { pointer in
             guard let pointer else { return }
             Unmanaged<RouteCache>.fromOpaque(pointer).release()
         }
-        return key
+        return created == 0 ? key : nil
     }()
 
     /// A hash of `bytes`, eight at a time (the path is a key of this cache only, never a table an attacker fills).
@@ -95,7 +110,7 @@ final class RouteCache {
     }
 
     /// The entry for `bytes` requested with `method` on `owner`'s router, if this thread routed it lately.
-    func entry(owner: ObjectIdentifier, bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, method: String) -> Entry? {
+    func entry(owner: UInt64, bytes: UnsafeBufferPointer<UInt8>, hash: UInt64, method: String) -> Entry? {
         guard let entry = slots[Self.slot(of: hash)], entry.hash == hash, entry.owner == owner,
             entry.bytes.count == bytes.count, entry.method == method
         else { return nil }

@@ -436,7 +436,7 @@ import Testing
 
 @Suite struct RouteCacheTests {
     private static func entry(
-        _ path: String, method: String = "GET", owner: ObjectIdentifier, hash: UInt64? = nil
+        _ path: String, method: String = "GET", owner: UInt64, hash: UInt64? = nil
     ) -> RouteCache.Entry {
         let bytes = Array(path.utf8)
         let segments = (try? PercentDecoding.pathSegments(of: bytes)) ?? []
@@ -446,34 +446,33 @@ import Testing
     }
 
     private static func lookUp(
-        _ cache: RouteCache, _ path: String, method: String = "GET", owner: ObjectIdentifier, hash: UInt64? = nil
+        _ cache: RouteCache, _ path: String, method: String = "GET", owner: UInt64, hash: UInt64? = nil
     ) -> RouteCache.Entry? {
         Array(path.utf8).withUnsafeBufferPointer { bytes in
             cache.entry(owner: owner, bytes: bytes, hash: hash ?? RouteCache.hash(bytes), method: method)
         }
     }
 
-    private final class Owner {}
-
     @Test func anEntryAnswersOnlyForItsOwnPathMethodAndServer() {
         let cache = RouteCache()
-        let owner = Owner()
-        let other = Owner()
-        let kept = Self.entry("/api/pages/counters/actions", method: "POST", owner: ObjectIdentifier(owner))
+        let owner = RouteCache.newOwner()
+        let other = RouteCache.newOwner()
+        #expect(owner != other)
+        let kept = Self.entry("/api/pages/counters/actions", method: "POST", owner: owner)
         cache.keep(kept)
-        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "POST", owner: ObjectIdentifier(owner)) === kept)
-        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "GET", owner: ObjectIdentifier(owner)) == nil)
-        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "POST", owner: ObjectIdentifier(other)) == nil)
-        #expect(Self.lookUp(cache, "/api/pages/counters/actionz", method: "POST", owner: ObjectIdentifier(owner)) == nil)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "POST", owner: owner) === kept)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "GET", owner: owner) == nil)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actions", method: "POST", owner: other) == nil)
+        #expect(Self.lookUp(cache, "/api/pages/counters/actionz", method: "POST", owner: owner) == nil)
         // The same hash with other bytes of the same length (a collision) is not taken for the path.
         #expect(
-            Self.lookUp(cache, "/api/pages/counters/actionz", method: "POST", owner: ObjectIdentifier(owner), hash: kept.hash)
+            Self.lookUp(cache, "/api/pages/counters/actionz", method: "POST", owner: owner, hash: kept.hash)
                 == nil)
     }
 
     @Test func pathsOnTheSameSlotReplaceEachOther() throws {
         let cache = RouteCache()
-        let owner = ObjectIdentifier(Owner())
+        let owner = RouteCache.newOwner()
         let first = Self.entry("/a/0", owner: owner)
         let slotMask = UInt64(RouteCache.slotCount - 1)
         let sameSlot = try #require(
@@ -489,7 +488,7 @@ import Testing
 
     @Test func aPathLongerThanTheLimitIsNotKept() {
         let cache = RouteCache()
-        let owner = ObjectIdentifier(Owner())
+        let owner = RouteCache.newOwner()
         let long = "/" + String(repeating: "x", count: RouteCache.longestPath)
         cache.keep(Self.entry(long, owner: owner))
         #expect(Self.lookUp(cache, long, owner: owner) == nil)
