@@ -368,13 +368,10 @@ extension PageServer {
     ) throws -> (attempt: StoredAttempt, attempts: Int, server: PageServer, session: ServerSession) {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
-        var attempts = 0
-        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/"), with: { request, ack throws(ProtocolError) in
-            attempts += 1
-            ack.uses(made)
-            try step(server, made)
+        let (attempt, attempts) = Self.attempt(on: server, session: made.identifier) { _, session, _ throws(ProtocolError) in
+            try step(server, session)
             throw ProtocolError(PageError(.pageNotBound, "echo has no live page"))
-        })
+        }
         return (attempt, attempts, server, made)
     }
 
@@ -383,14 +380,11 @@ extension PageServer {
     @Test func aRequestThatMayHaveRecordedIsNotRunAgainAfterAnotherInput() throws {
         let server = Self.node(OrderedClaimsStore())
         let made = try Self.echoSession(on: server, saying: "hello")
-        var attempts = 0
-        let attempt = server.storedAttempt(HTTPRequest(method: "POST", path: "/api/navigation"), with: { request, ack throws(ProtocolError) in
-            attempts += 1
-            ack.uses(made)
-            _ = try? made.pages.perform("text", value: "other", on: "echo")
+        let (attempt, attempts) = Self.attempt(on: server, session: made.identifier) { _, session, _ throws(ProtocolError) in
+            _ = try? session.pages.perform("text", value: "other", on: "echo")
             server.dropCopyTakenOver(made.identifier)
             throw ProtocolError(PageError(.nothingForward, "nothing forward"))
-        })
+        }
         #expect(attempts == 1 && attempt.response.status == 409)
     }
 
