@@ -123,6 +123,7 @@ struct PhaseLock: ~Copyable {
     }
 #endif
 
+/// A libmicrohttpd connection pointer that may cross threads.
 struct ConnectionHandle: @unchecked Sendable {
     // @unchecked Sendable: the library allows suspend/resume from any thread; every other use happens on
     // the library thread that calls back for this connection, and the server never stops the library while
