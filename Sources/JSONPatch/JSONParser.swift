@@ -182,6 +182,50 @@ struct JSONParser {
         }
     }
 
+    /// Reads a document that is one object whose values are all scalars, handing each member to `member` in order
+    /// without building the object (what an action's body is). Whitespace is skipped as the general parse skips it.
+    /// Returns false, with the position back at the start, when the document is anything else or malformed: the
+    /// members handed over so far are then to be discarded, and the general parse reports any error.
+    mutating func parseScalarMembers(_ member: (String, JSONValue) -> Void) -> Bool {
+        let start = position
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else {
+            position = start
+            return false
+        }
+        do throws(JSONParseError) {
+            position += 1
+            skipWhitespace()
+            guard try currentByte(expecting: "a key or '}'") != UInt8(ascii: "}") else {
+                position = start
+                return false
+            }
+            while true {
+                let key = try parseKeyAndColon()
+                guard let value = try parseScalar(startingWith: try currentByte(expecting: "a value")) else {
+                    position = start
+                    return false
+                }
+                member(key, value)
+                skipWhitespace()
+                let next = try currentByte(expecting: "',' or '}'")
+                if next == UInt8(ascii: ",") {
+                    position += 1
+                    skipWhitespace()
+                } else if next == UInt8(ascii: "}") {
+                    position += 1
+                    skipWhitespace()
+                    guard position == bytes.count else { break }
+                    return true
+                } else {
+                    break
+                }
+            }
+        } catch {}
+        position = start
+        return false
+    }
+
     /// The string, literal or number that `byte`, the current one, begins; `nil` when it begins none.
     @inline(__always)
     private mutating func parseScalar(startingWith byte: UInt8) throws(JSONParseError) -> JSONValue? {

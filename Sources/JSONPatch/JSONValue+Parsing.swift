@@ -54,6 +54,25 @@ extension JSONValue {
         self = try text.withUTF8 { buffer in Self.parse(buffer, maxDepth: maxDepth) }.get()
     }
 
+    /// Reads UTF-8 JSON text that is one object whose member values are all scalars (strings, numbers, literals),
+    /// handing each member to `member` in document order, without building the object: the cheap way to read a
+    /// small request body of known members. A duplicate key is handed over twice (the later value is the one
+    /// `JSONValue(parsing:maxDepth:)` keeps).
+    ///
+    /// - Parameters:
+    ///   - bytes: The UTF-8 encoded text.
+    ///   - member: Called with each member's key and value, in order.
+    /// - Returns: `true` when the whole text was such an object. `false` for any other text, valid or not (an
+    ///   empty object, a member holding an array or an object, malformed text): the members handed over by then
+    ///   are to be discarded, and the text parsed with `JSONValue(parsing:maxDepth:)`, which reports any
+    ///   error.
+    public static func readScalarMembers(of bytes: [UInt8], _ member: (String, JSONValue) -> Void) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var parser = JSONParser(bytes: buffer, maxDepth: 1)
+            return parser.parseScalarMembers(member)
+        }
+    }
+
     private static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, JSONParseError> {
         var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
         do {

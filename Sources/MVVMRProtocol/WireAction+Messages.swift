@@ -64,6 +64,31 @@ public struct WireActionRequest: WireMessage, Hashable {
         self.init(action: action, value: fields["value"] ?? .null, rev: try Self.revision(fields["rev"]))
     }
 
+    /// Reads a request straight from its body's bytes when the body is one object of scalar members (as a client's
+    /// `{"action":"increment","value":1}` is), without building the object; the same request, and the same errors,
+    /// as ``init(json:)`` on the parsed body.
+    /// - Parameter bytes: the body, UTF-8 JSON text.
+    /// - Returns: the request; `nil` when the body is anything else (a value that is an array or an object, text that
+    ///   is not JSON), which is then to be parsed whole and read with ``init(json:)``.
+    /// - Throws: ``WireDecodingError`` with the message the server answers in `400 invalid_request`.
+    public init?(scalarMembersOf bytes: [UInt8]) throws(WireDecodingError) {
+        var action: JSONValue?
+        var value: JSONValue?
+        var rev: JSONValue?
+        // A later duplicate replaces an earlier one, as in a parsed object.
+        let isRead = JSONValue.readScalarMembers(of: bytes) { key, member in
+            switch key {
+            case "action": action = member
+            case "value": value = member
+            case "rev": rev = member
+            default: break
+            }
+        }
+        guard isRead else { return nil }
+        guard case .string(let name)? = action else { throw WireDecodingError("'action' (a string) is required.") }
+        self.init(action: name, value: value ?? .null, rev: try Self.revision(rev))
+    }
+
     /// Reads an action body's `rev`: absent or `null` is none; an integer, or a double that is a whole number
     /// within ±2^53 (so exactly the number it was written as), is the revision.
     /// - Parameter field: the `rev` member, if the body had one.

@@ -316,6 +316,24 @@ extension PageServer {
     }
 
     /// A request body read as its message; what is wrong with it is `400 invalid_request`.
+    /// An action's fields, read from its body's bytes when the body is an object of scalars (most are), else from
+    /// the body parsed whole; with `digestingBody` (an idempotency key names the request by it), the body is parsed
+    /// whole and its digest returned too.
+    private func actionRequest(
+        _ request: HTTPRequest, digestingBody: Bool
+    ) throws(ProtocolError) -> (WireActionRequest, bodyDigest: UInt64?) {
+        if !digestingBody {
+            do throws(WireDecodingError) {
+                if let fields = try WireActionRequest(scalarMembersOf: request.body) { return (fields, bodyDigest: nil) }
+            } catch {
+                throw .invalidRequest(error.message)
+            }
+        }
+        let body = try parseJSONBody(request, allowEmpty: false)
+        let fields = try decode(body, as: WireActionRequest.self)
+        return (fields, bodyDigest: digestingBody ? IdempotencyCache.digest(of: body) : nil)
+    }
+
     private func decode<Message: WireMessage>(_ body: JSONValue, as type: Message.Type) throws(ProtocolError) -> Message {
         do throws(WireDecodingError) {
             return try Message(json: body)
@@ -461,8 +479,7 @@ extension PageServer {
         let session = try session(for: request, noting: &ack)
         // Its refusals before the action record nothing; the action's own receipt says whether it did.
         ack.uses(session, recordsNothingWhenItThrows: true)
-        let body = try parseJSONBody(request, allowEmpty: false)
-        let fields = try decode(body, as: WireActionRequest.self)
+        let (fields, bodyDigest) = try actionRequest(request, digestingBody: key != nil)
         let (action, value, clientRevision) = (fields.action, fields.value, fields.rev)
         try requireValueWithinLimit(value, bodyBytes: request.body.count)
 
@@ -483,10 +500,9 @@ extension PageServer {
         }
         let outcome: ActionOutcome
         do throws(ProtocolError) {
-            if let key {
+            if let key, let requestDigest = bodyDigest {
                 // The key's lock is held across the action, so a retry racing the first attempt waits for it
                 // and replays its response instead of delivering the action twice.
-                let requestDigest = IdempotencyCache.digest(of: body)
                 outcome = try session.idempotency.withLock { cache throws(ProtocolError) -> ActionOutcome in
                     switch cache.lookup(key: key, unit: unit, requestDigest: requestDigest) {
                     case .replay(let status, let body, let inputNumber):

@@ -53,4 +53,50 @@ import Testing
             try WireActionRequest(json: parsed(#"{"action":3}"#))
         }
     }
+
+    /// What reading a body gave: the request, or the error's message.
+    private enum Reading: Equatable {
+        case request(WireActionRequest)
+        case refused(String)
+    }
+
+    /// The body read from its bytes; nil when that reader leaves it to the whole parse.
+    private func readFromBytes(_ text: String) -> Reading? {
+        do throws(WireDecodingError) {
+            return try WireActionRequest(scalarMembersOf: Array(text.utf8)).map(Reading.request)
+        } catch {
+            return .refused(error.message)
+        }
+    }
+
+    /// The body parsed whole and read as a JSON value, as the server reads any body.
+    private func readParsed(_ text: String) throws -> Reading {
+        let body = try parsed(text)
+        do throws(WireDecodingError) {
+            return .request(try WireActionRequest(json: body))
+        } catch {
+            return .refused(error.message)
+        }
+    }
+
+    @Test(arguments: [
+        #"{"action":"increment","value":1}"#, #" { "action" : "increment" , "value" : -2.5e1 , "rev" : 3 } "#,
+        #"{"action":"loadMore"}"#, #"{"value":1,"action":"a\u00e9\n","rev":null}"#, #"{"action":"a","action":"b"}"#,
+        #"{"action":"a","rev":"3"}"#, #"{"action":"a","rev":1.5}"#, #"{"action":"a","rev":-1}"#, #"{"action":3}"#,
+        #"{"value":true}"#, #"{"action":"a","other":false,"value":"x"}"#, #"{"action":"a","rev":7.0}"#,
+        #"{"action":"a","value":1,"action":4}"#,
+    ])
+    func aBodyOfScalarsReadFromItsBytesIsWhatTheParsedBodyGives(text: String) throws {
+        let fromBytes = try #require(readFromBytes(text))
+        #expect(fromBytes == (try readParsed(text)))
+    }
+
+    @Test(arguments: [
+        #"{"action":"a","value":{"by":2}}"#, #"{"action":"a","value":[1]}"#, "{}", "[]", #""action""#, "",
+        "   ", #"{"action":"a""#, #"{"action":"a",}"#, #"{"action":"a"} x"#, #"{"action" "a"}"#, #"{action:"a"}"#,
+        "\u{FEFF}{\"action\":\"a\"}",
+    ])
+    func aBodyThatIsNotAnObjectOfScalarsIsLeftToTheWholeParse(text: String) {
+        #expect(readFromBytes(text) == nil)
+    }
 }
