@@ -41,6 +41,8 @@ extension Page {
         // No comparison of the whole state first: each member compares itself, which costs the same when nothing
         // changed and saves a second pass over the state when something did.
         attach { writer.write($0) }.disposed(by: subscriptions)
+        // The container the writer keeps refers back to it: the page's release drops the container, and the cycle.
+        Subscription { writer.keptContainer = nil }.disposed(by: subscriptions)
     }
 
     /// Writes a value of any `Encodable` type at `path` now and at each change after: the whole value, encoded
@@ -95,6 +97,10 @@ final class StateWriter {
     /// The writes so far (wrapping), and how many slots the current one has encoded.
     private var writes: UInt32 = 0
     private var seenCount = 0
+    /// The container the state's `encode(to:)` asked for last (a ``KeptContainer``), and the type of its keys. It
+    /// holds the writer strongly: the page's release sets it to nil, which breaks the cycle.
+    var keptContainer: AnyObject?
+    var keptContainerKey: ObjectIdentifier?
 
     init(document: PageDocument, pointer: JSONPointer) {
         self.document = document
@@ -332,7 +338,7 @@ final class ElementwiseMember<Element: Encodable & Equatable>: MemberHandler {
     @inline(__always)
     private func array<Value>(_ value: Value) -> [Element]? {
         guard Value.self == arrayType else { return nil }
-        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: [Element].self) }
+        return unsafeBitCast(value, to: [Element].self)
     }
 
     /// Whether the two elements' bytes are the same (padding included, so a difference there only means "compare").
@@ -385,7 +391,15 @@ struct StateMemberEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        KeyedEncodingContainer(StateMemberContainer<Key>(writer: writer))
+        // A state encodes its members through the same container at every write: made once and kept by the writer
+        // (a container is a type-erasing box, and making it looks two generic types up at run time).
+        if writer.keptContainerKey == ObjectIdentifier(Key.self), let kept = writer.keptContainer {
+            return unsafeDowncast(kept, to: KeptContainer<Key>.self).container
+        }
+        let container = KeyedEncodingContainer(StateMemberContainer<Key>(writer: writer))
+        writer.keptContainer = KeptContainer(container)
+        writer.keptContainerKey = ObjectIdentifier(Key.self)
+        return container
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -396,6 +410,15 @@ struct StateMemberEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer {
         writer.document.recordBindingFailure("a state bound whole must be an object, not a single value")
         return StateRefusedContainer()
+    }
+}
+
+/// A state's keyed container, kept by its ``StateWriter`` from one write to the next.
+final class KeptContainer<Key: CodingKey> {
+    let container: KeyedEncodingContainer<Key>
+
+    init(_ container: KeyedEncodingContainer<Key>) {
+        self.container = container
     }
 }
 

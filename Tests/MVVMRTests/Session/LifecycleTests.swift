@@ -64,6 +64,26 @@ import Testing
         #expect(outputNode == nil)
     }
 
+    @Test func aReleasedPageFreesTheWriterOfAStateBoundWhole() throws {
+        // The writer keeps its state's container from one write to the next, and the container refers back to it:
+        // the page's release must still free both.
+        let watcher = WriterWatcher()
+        do {
+            let relay = DriverRelay(WatchedState(count: 1, watcher: watcher))
+            let turn = SessionTurn()
+            let document = PageDocument(unit: "x", revision: 0, historyLimit: 4, turn: turn)
+            let bag = SubscriptionBag()
+            let page = Page(document: document, base: .root, subscriptions: bag, turn: turn)
+            page.bind(relay.driver)
+            relay.accept(WatchedState(count: 2, watcher: watcher))
+            relay.accept(WatchedState(count: 3, watcher: watcher))
+            #expect(watcher.writer != nil)
+            #expect(watcher.writer?.keptContainer != nil)
+            bag.dispose()
+        }
+        #expect(watcher.writer == nil)
+    }
+
     @Test func aDriverBoundAtTwoPathsRunsItsWorkOnce() throws {
         var runs = 0
         let relay = DriverRelay(1)
@@ -85,4 +105,26 @@ import Testing
         bag.dispose()
         #expect(relay.observerCount == 0)
     }
+}
+
+/// Holds, weakly, the writer that last encoded a ``WatchedState``.
+private final class WriterWatcher: @unchecked Sendable {
+    // @unchecked Sendable: used by one test on one thread.
+    weak var writer: StateWriter?
+}
+
+/// A state bound whole that notes the writer encoding it.
+private struct WatchedState: Encodable, Equatable, Sendable {
+    var count: Int
+    let watcher: WriterWatcher
+
+    enum CodingKeys: String, CodingKey { case count }
+
+    func encode(to encoder: any Encoder) throws {
+        watcher.writer = (encoder as? StateMemberEncoder)?.writer
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(count, forKey: .count)
+    }
+
+    static func == (left: WatchedState, right: WatchedState) -> Bool { left.count == right.count }
 }
