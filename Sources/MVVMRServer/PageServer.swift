@@ -60,7 +60,7 @@ public final class PageServer: Sendable {
     /// What the routes need of each unit, by name: one lookup per page read or action finds the unit, its
     /// encoded actions and its metric series (looked up once at start, so an action counts itself without a
     /// lock on the metric's whole table).
-    let servedUnits: [String: ServedUnit]
+    let servedUnits: NameTable<ServedUnit>
     let expirations: Counter
     let restores: Counter
     /// Copies dropped because another node restored their session (`mvvmr_session_takeovers_total`).
@@ -123,16 +123,20 @@ public final class PageServer: Sendable {
             buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1])
         patchBytes = metrics.counter(
             "mvvmr_patch_bytes_total", help: "Bytes of action responses that carried a JSON Patch.", labelNames: ["unit"])
-        var servedUnits: [String: ServedUnit] = [:]
-        for unit in registry.units where servedUnits[unit.name] == nil {
-            var actionsOK: [String: CounterSeries] = [:]
-            for descriptor in unit.actions { actionsOK[descriptor.name] = actionCounter.series([unit.name, descriptor.name, "ok"]) }
-            servedUnits[unit.name] = ServedUnit(
+        var servedUnits: [(name: String, value: ServedUnit)] = []
+        var unitNames: Set<String> = []
+        for unit in registry.units where unitNames.insert(unit.name).inserted {
+            var actionsOK: [(name: String, value: CounterSeries)] = []
+            for descriptor in unit.actions {
+                actionsOK.append((descriptor.name, actionCounter.series([unit.name, descriptor.name, "ok"])))
+            }
+            servedUnits.append((unit.name, ServedUnit(
                 unit: unit, encodedActions: WireAction.encodedList(unit.actions.map(\.wire)),
                 metrics: UnitMetrics(
-                    actionsOK: actionsOK, latency: actionLatency.series([unit.name]), patchBytes: patchBytes.series([unit.name])))
+                    actionsOK: NameTable(actionsOK), latency: actionLatency.series([unit.name]),
+                    patchBytes: patchBytes.series([unit.name])))))
         }
-        self.servedUnits = servedUnits
+        self.servedUnits = NameTable(servedUnits)
         evictions = metrics.counter("mvvmr_session_evictions_total", help: "Sessions evicted to make room.")
         expirations = metrics.counter("mvvmr_session_expirations_total", help: "Sessions expired after their idle time.")
         restores = metrics.counter("mvvmr_session_restores_total", help: "Sessions restored from the store by replaying their logs.")
@@ -327,13 +331,13 @@ final class ServedUnit: Sendable {
 /// The metric series of one unit's actions.
 final class UnitMetrics: Sendable {
     /// `mvvmr_actions_total{unit, action, status="ok"}` by action name.
-    let actionsOK: [String: CounterSeries]
+    let actionsOK: NameTable<CounterSeries>
     /// `mvvmr_action_duration_seconds{unit}`.
     let latency: HistogramSeries
     /// `mvvmr_patch_bytes_total{unit}`.
     let patchBytes: CounterSeries
 
-    init(actionsOK: [String: CounterSeries], latency: HistogramSeries, patchBytes: CounterSeries) {
+    init(actionsOK: NameTable<CounterSeries>, latency: HistogramSeries, patchBytes: CounterSeries) {
         self.actionsOK = actionsOK
         self.latency = latency
         self.patchBytes = patchBytes
