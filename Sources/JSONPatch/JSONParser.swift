@@ -186,7 +186,7 @@ struct JSONParser {
     /// without building the object (what an action's body is). Whitespace is skipped as the general parse skips it.
     /// Returns false, with the position back at the start, when the document is anything else or malformed: the
     /// members handed over so far are then to be discarded, and the general parse reports any error.
-    mutating func parseScalarMembers(_ member: (String, JSONValue) -> Void) -> Bool {
+    mutating func parseScalarMembers(_ member: (UnsafeBufferPointer<UInt8>, JSONValue) -> Void) -> Bool {
         let start = position
         skipWhitespace()
         guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else {
@@ -201,12 +201,15 @@ struct JSONParser {
                 return false
             }
             while true {
-                let key = try parseKeyAndColon()
+                let key = try parseKeyBytesAndColon()
                 guard let value = try parseScalar(startingWith: try currentByte(expecting: "a value")) else {
                     position = start
                     return false
                 }
-                member(key, value)
+                switch key {
+                case .plain(let range): member(UnsafeBufferPointer(rebasing: bytes[range]), value)
+                case .unescaped(var text): text.withUTF8 { member($0, value) }
+                }
                 skipWhitespace()
                 let next = try currentByte(expecting: "',' or '}'")
                 if next == UInt8(ascii: ",") {
@@ -224,6 +227,46 @@ struct JSONParser {
         } catch {}
         position = start
         return false
+    }
+
+    /// A member's key as ``parseKeyBytesAndColon()`` reads it.
+    private enum MemberKey {
+        /// The range of its bytes, which need no unescaping.
+        case plain(Range<Int>)
+        /// Its text, unescaped.
+        case unescaped(String)
+    }
+
+    /// Reads a member's key and the colon after it, making a `String` of the key only when it has escapes or text
+    /// that is not ASCII. The position ends at the value.
+    private mutating func parseKeyBytesAndColon() throws(JSONParseError) -> MemberKey {
+        let byte = try currentByte(expecting: "a string key")
+        guard byte == UInt8(ascii: "\"") else {
+            throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a string key")
+        }
+        let key: MemberKey
+        let start = position + 1
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
+            bytes[end] >= 0x20, bytes[end] < 0x80
+        {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            key = .plain(start..<end)
+            position = end + 1
+        } else {
+            // Escapes, control characters or multibyte text: the general string parse checks and unescapes it.
+            key = .unescaped(try parseString())
+        }
+        skipWhitespace()
+        let colon = try currentByte(expecting: "':'")
+        guard colon == UInt8(ascii: ":") else {
+            throw error(.unexpectedCharacter, "unexpected \(describe(colon)) after object key, expected ':'")
+        }
+        position += 1
+        skipWhitespace()
+        return key
     }
 
     /// The string, literal or number that `byte`, the current one, begins; `nil` when it begins none.

@@ -55,21 +55,38 @@ extension JSONValue {
     }
 
     /// Reads UTF-8 JSON text that is one object whose member values are all scalars (strings, numbers, literals),
-    /// handing each member to `member` in document order, without building the object: the cheap way to read a
-    /// small request body of known members. A duplicate key is handed over twice (the later value is the one
-    /// `JSONValue(parsing:maxDepth:)` keeps).
+    /// handing each member to `member` in document order, without building the object or a `String` of each key:
+    /// the cheap way to read a small request body of known members (``isKey(_:_:)`` compares a key). A duplicate
+    /// key is handed over twice (the later value is the one `JSONValue(parsing:maxDepth:)` keeps).
     ///
     /// - Parameters:
     ///   - bytes: The UTF-8 encoded text.
-    ///   - member: Called with each member's key and value, in order.
+    ///   - member: Called with each member's key, its UTF-8 bytes unescaped (valid only during the call), and its
+    ///     value, in order.
     /// - Returns: `true` when the whole text was such an object. `false` for any other text, valid or not (an
     ///   empty object, a member holding an array or an object, malformed text): the members handed over by then
     ///   are to be discarded, and the text parsed with `JSONValue(parsing:maxDepth:)`, which reports any
     ///   error.
-    public static func readScalarMembers(of bytes: [UInt8], _ member: (String, JSONValue) -> Void) -> Bool {
+    public static func readScalarMembers(
+        of bytes: [UInt8], _ member: (_ key: UnsafeBufferPointer<UInt8>, _ value: JSONValue) -> Void
+    ) -> Bool {
         bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(bytes: buffer, maxDepth: 1)
             return parser.parseScalarMembers(member)
+        }
+    }
+
+    /// Whether a key that ``readScalarMembers(of:_:)`` handed over is `name`, byte for byte.
+    /// - Parameters:
+    ///   - key: the key's UTF-8 bytes.
+    ///   - name: the name looked for.
+    @inlinable
+    public static func isKey(_ key: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        // Through `withUTF8Buffer`: a one-letter name may be held as a scalar, which has no `utf8Start`.
+        name.withUTF8Buffer { expected in
+            guard key.count == expected.count else { return false }
+            for index in 0..<key.count where key[index] != expected[index] { return false }
+            return true
         }
     }
 

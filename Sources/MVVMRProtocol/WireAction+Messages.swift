@@ -77,11 +77,12 @@ public struct WireActionRequest: WireMessage, Hashable {
         var rev: JSONValue?
         // A later duplicate replaces an earlier one, as in a parsed object.
         let isRead = JSONValue.readScalarMembers(of: bytes) { key, member in
-            switch key {
-            case "action": action = member
-            case "value": value = member
-            case "rev": rev = member
-            default: break
+            if JSONValue.isKey(key, "action") {
+                action = member
+            } else if JSONValue.isKey(key, "value") {
+                value = member
+            } else if JSONValue.isKey(key, "rev") {
+                rev = member
             }
         }
         guard isRead else { return nil }

@@ -229,4 +229,47 @@ struct JSONParserTests {
         #expect(value == ["a": [1, 2]])
         #expect(try JSONValue(parsing: bytes[0...]) == value)
     }
+
+    /// The members `readScalarMembers` hands over, keys as text, or nil when it leaves the text to the whole parse.
+    private func scalarMembers(_ text: String) -> [(String, JSONValue)]? {
+        var members: [(String, JSONValue)] = []
+        let isRead = JSONValue.readScalarMembers(of: Array(text.utf8)) { key, value in
+            members.append((String(decoding: key, as: UTF8.self), value))
+        }
+        return isRead ? members : nil
+    }
+
+    @Test(arguments: [
+        #"{"action":"increment","value":1}"#, #" {"a":true , "b" : null,"c":-1.5e3,"d":"x"} "#,
+        #"{"\u0061ction":"b\u00e9\n","k\"ey":1}"#, #"{"caf\u00e9":"\ud83d\ude00","café":2}"#, #"{"a":1,"a":2}"#,
+        #"{"":""}"#,
+    ])
+    func scalarMembersAreTheParsedObjectsMembersInOrder(text: String) throws {
+        let members = try #require(scalarMembers(text))
+        var rebuilt = JSONObject()
+        for (key, value) in members { rebuilt[key] = value }
+        #expect(JSONValue.object(rebuilt) == (try JSONValue(parsing: text)))
+        #expect(members.count == text.filter { $0 == ":" }.count)
+    }
+
+    @Test(arguments: [
+        "{}", "[]", "1", #""a""#, "", " ", #"{"a":[1]}"#, #"{"a":{"b":1}}"#, #"{"a":1"#, #"{"a":1,}"#, #"{"a":1} 2"#,
+        #"{"a" 1}"#, #"{a:1}"#, #"{"a":tru}"#, #"{"a\x":1}"#, "{\"a\":\"\u{1}\"}",
+    ])
+    func anythingButAnObjectOfScalarsIsLeftToTheWholeParse(text: String) {
+        #expect(scalarMembers(text) == nil)
+    }
+
+    @Test func aKeyIsComparedByItsBytesWhateverTheNamesLength() {
+        var seen: [String] = []
+        let isRead = JSONValue.readScalarMembers(of: Array(#"{"a":1,"ab":2,"\u0062":3,"b":4}"#.utf8)) { key, _ in
+            // A one-letter name may be held as a scalar, not a pointer: `isKey` reads it either way.
+            if JSONValue.isKey(key, "a") { seen.append("a") }
+            if JSONValue.isKey(key, "ab") { seen.append("ab") }
+            if JSONValue.isKey(key, "b") { seen.append("b") }
+            if JSONValue.isKey(key, "") { seen.append("empty") }
+        }
+        #expect(isRead)
+        #expect(seen == ["a", "ab", "b", "b"])
+    }
 }

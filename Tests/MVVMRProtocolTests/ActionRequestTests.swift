@@ -84,7 +84,8 @@ import Testing
         #"{"action":"loadMore"}"#, #"{"value":1,"action":"a\u00e9\n","rev":null}"#, #"{"action":"a","action":"b"}"#,
         #"{"action":"a","rev":"3"}"#, #"{"action":"a","rev":1.5}"#, #"{"action":"a","rev":-1}"#, #"{"action":3}"#,
         #"{"value":true}"#, #"{"action":"a","other":false,"value":"x"}"#, #"{"action":"a","rev":7.0}"#,
-        #"{"action":"a","value":1,"action":4}"#,
+        #"{"action":"a","value":1,"action":4}"#, #"{"\u0061ction":"b\u00e9","valu\u0065":"\n"}"#,
+        #"{"acti\u00f3n":"x","action":"y"}"#, #"{"action\u0000":"x"}"#,
     ])
     func aBodyOfScalarsReadFromItsBytesIsWhatTheParsedBodyGives(text: String) throws {
         let fromBytes = try #require(readFromBytes(text))
