@@ -151,11 +151,8 @@ struct JSONParser {
     /// of a stored record), without the container stacks of the general parse, which would cost an allocation each.
     private mutating func parseFlatObject() -> FlatObject {
         let start = position
-        guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else { return .other }
         do throws(JSONParseError) {
-            position += 1
-            skipWhitespace()
-            guard try currentByte(expecting: "a key or '}'") != UInt8(ascii: "}") else { return backTrack(to: start) }
+            guard try openTopLevelObject() else { return backTrack(to: start) }
             var object = JSONObject(minimumCapacity: 3)
             while true {
                 let key = try parseKeyAndColon()
@@ -163,23 +160,51 @@ struct JSONParser {
                 if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") { return .nested(object, key: key) }
                 guard let value = try parseScalar(startingWith: byte) else { return backTrack(to: start) }
                 object.updateValue(value, forKey: key)
-                skipWhitespace()
-                let next = try currentByte(expecting: "',' or '}'")
-                if next == UInt8(ascii: ",") {
-                    position += 1
-                    skipWhitespace()
-                } else if next == UInt8(ascii: "}") {
-                    position += 1
-                    skipWhitespace()
-                    guard position == bytes.count else { return backTrack(to: start) }
-                    return .whole(.object(object))
-                } else {
-                    return backTrack(to: start)
+                switch try readAfterTopLevelMember() {
+                case .another: continue
+                case .documentEnd: return .whole(.object(object))
+                case .other: return backTrack(to: start)
                 }
             }
         } catch {
             return backTrack(to: start)
         }
+    }
+
+    /// What follows a member of the top-level object that the shortcuts read.
+    private enum AfterTopLevelMember {
+        /// A comma: another member follows (the position is at it).
+        case another
+        /// The object's end, and the document's.
+        case documentEnd
+        /// Anything else: the shortcut gives up.
+        case other
+    }
+
+    /// Reads the start of a top-level object with at least one member: false (the position anywhere) when the
+    /// document is not one, or its object is empty.
+    @inline(__always)
+    private mutating func openTopLevelObject() throws(JSONParseError) -> Bool {
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else { return false }
+        position += 1
+        skipWhitespace()
+        return try currentByte(expecting: "a key or '}'") != UInt8(ascii: "}")
+    }
+
+    /// Reads what follows a top-level member's value: a comma, or the object's closing brace ending the document.
+    @inline(__always)
+    private mutating func readAfterTopLevelMember() throws(JSONParseError) -> AfterTopLevelMember {
+        skipWhitespace()
+        let next = try currentByte(expecting: "',' or '}'")
+        if next == UInt8(ascii: ",") {
+            position += 1
+            skipWhitespace()
+            return .another
+        }
+        guard next == UInt8(ascii: "}") else { return .other }
+        position += 1
+        skipWhitespace()
+        return position == bytes.count ? .documentEnd : .other
     }
 
     /// Reads a document that is one object whose values are all scalars, handing each member to `member` in order
@@ -189,42 +214,30 @@ struct JSONParser {
     mutating func parseScalarMembers(_ member: (UnsafeBufferPointer<UInt8>, JSONValue) -> Void) -> Bool {
         let start = position
         skipWhitespace()
-        guard position < bytes.count, bytes[position] == UInt8(ascii: "{"), maxDepth > 0 else {
-            position = start
-            return false
-        }
         do throws(JSONParseError) {
-            position += 1
-            skipWhitespace()
-            guard try currentByte(expecting: "a key or '}'") != UInt8(ascii: "}") else {
-                position = start
-                return false
-            }
+            guard try openTopLevelObject() else { return isBackTracked(to: start) }
             while true {
                 let key = try parseKeyBytesAndColon()
                 guard let value = try parseScalar(startingWith: try currentByte(expecting: "a value")) else {
-                    position = start
-                    return false
+                    return isBackTracked(to: start)
                 }
                 switch key {
                 case .plain(let range): member(UnsafeBufferPointer(rebasing: bytes[range]), value)
                 case .unescaped(var text): text.withUTF8 { member($0, value) }
                 }
-                skipWhitespace()
-                let next = try currentByte(expecting: "',' or '}'")
-                if next == UInt8(ascii: ",") {
-                    position += 1
-                    skipWhitespace()
-                } else if next == UInt8(ascii: "}") {
-                    position += 1
-                    skipWhitespace()
-                    guard position == bytes.count else { break }
-                    return true
-                } else {
-                    break
+                switch try readAfterTopLevelMember() {
+                case .another: continue
+                case .documentEnd: return true
+                case .other: return isBackTracked(to: start)
                 }
             }
-        } catch {}
+        } catch {
+            return isBackTracked(to: start)
+        }
+    }
+
+    /// Puts the position back at `start`; false, for a shortcut that gives up.
+    private mutating func isBackTracked(to start: Int) -> Bool {
         position = start
         return false
     }
@@ -259,13 +272,7 @@ struct JSONParser {
             // Escapes, control characters or multibyte text: the general string parse checks and unescapes it.
             key = .unescaped(try parseString())
         }
-        skipWhitespace()
-        let colon = try currentByte(expecting: "':'")
-        guard colon == UInt8(ascii: ":") else {
-            throw error(.unexpectedCharacter, "unexpected \(describe(colon)) after object key, expected ':'")
-        }
-        position += 1
-        skipWhitespace()
+        try readColon()
         return key
     }
 
@@ -310,6 +317,13 @@ struct JSONParser {
             throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a string key")
         }
         let key = try parseString()
+        try readColon()
+        return key
+    }
+
+    /// Reads the colon after an object key and the whitespace around it; the position ends at the value.
+    @inline(__always)
+    private mutating func readColon() throws(JSONParseError) {
         skipWhitespace()
         let colon = try currentByte(expecting: "':'")
         guard colon == UInt8(ascii: ":") else {
@@ -317,7 +331,6 @@ struct JSONParser {
         }
         position += 1
         skipWhitespace()
-        return key
     }
 
     // MARK: - Scalars
