@@ -37,12 +37,12 @@ extension Page {
             document.recordBindingFailure("a state bound whole must be a struct or a class, not a dictionary")
             return
         }
-        let writer = StateWriter(document: document, pointer: pointer)
+        // The binding's closure holds the writer through its owner: once the closure goes (the page released, or its
+        // stream graph dropped without a release), the owner breaks the cycle of the writer and its kept container.
+        let owner = StateWriterOwner(StateWriter(document: document, pointer: pointer))
         // No comparison of the whole state first: each member compares itself, which costs the same when nothing
         // changed and saves a second pass over the state when something did.
-        attach { writer.write($0) }.disposed(by: subscriptions)
-        // The container the writer keeps refers back to it: the page's release drops the container, and the cycle.
-        Subscription { writer.keptContainer = nil }.disposed(by: subscriptions)
+        attach { owner.writer.write($0) }.disposed(by: subscriptions)
     }
 
     /// Writes a value of any `Encodable` type at `path` now and at each change after: the whole value, encoded
@@ -98,7 +98,7 @@ final class StateWriter {
     private var writes: UInt32 = 0
     private var seenCount = 0
     /// The container the state's `encode(to:)` asked for last (a ``KeptContainer``), and the type of its keys. It
-    /// holds the writer strongly: the page's release sets it to nil, which breaks the cycle.
+    /// holds the writer strongly: the writer's ``StateWriterOwner`` sets it to nil when it goes, breaking the cycle.
     var keptContainer: AnyObject?
     var keptContainerKey: ObjectIdentifier?
 
@@ -410,6 +410,20 @@ struct StateMemberEncoder: Encoder {
     func singleValueContainer() -> any SingleValueEncodingContainer {
         writer.document.recordBindingFailure("a state bound whole must be an object, not a single value")
         return StateRefusedContainer()
+    }
+}
+
+/// The one owner of a ``StateWriter`` outside the writer's own cycle (the writer keeps its state's container, which
+/// refers back to it): when the owner goes, the container goes, and the writer with it.
+final class StateWriterOwner {
+    let writer: StateWriter
+
+    init(_ writer: StateWriter) {
+        self.writer = writer
+    }
+
+    deinit {
+        writer.keptContainer = nil
     }
 }
 

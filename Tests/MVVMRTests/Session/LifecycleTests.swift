@@ -84,6 +84,22 @@ import Testing
         #expect(watcher.writer == nil)
     }
 
+    @Test func aPageDroppedWithoutAReleaseFreesTheWriterOfAStateBoundWhole() throws {
+        // Dropping a page's objects without disposing its subscriptions frees them too (as a session dropped
+        // without a release frees its pages): the writer and its kept container are no cycle left behind.
+        let watcher = WriterWatcher()
+        do {
+            let relay = DriverRelay(WatchedState(count: 1, watcher: watcher))
+            let turn = SessionTurn()
+            let document = PageDocument(unit: "x", revision: 0, historyLimit: 4, turn: turn)
+            let page = Page(document: document, base: .root, subscriptions: SubscriptionBag(), turn: turn)
+            page.bind(relay.driver)
+            relay.accept(WatchedState(count: 2, watcher: watcher))
+            #expect(watcher.writer?.keptContainer != nil)
+        }
+        #expect(watcher.writer == nil)
+    }
+
     @Test func aDriverBoundAtTwoPathsRunsItsWorkOnce() throws {
         var runs = 0
         let relay = DriverRelay(1)
