@@ -39,10 +39,11 @@ extension Page {
         }
         // The binding's closure holds the writer through its owner: once the closure goes (the page released, or its
         // stream graph dropped without a release), the owner breaks the cycle of the writer and its kept container.
-        let owner = StateWriterOwner(StateWriter(document: document, pointer: pointer))
+        let writer = StateWriter(document: document, pointer: pointer)
+        let owner = StateWriterOwner(writer)
         // No comparison of the whole state first: each member compares itself, which costs the same when nothing
         // changed and saves a second pass over the state when something did.
-        attach { owner.writer.write($0) }.disposed(by: subscriptions)
+        attach { state in withExtendedLifetime(owner) { writer.write(state) } }.disposed(by: subscriptions)
     }
 
     /// Writes a value of any `Encodable` type at `path` now and at each change after: the whole value, encoded
