@@ -10,7 +10,8 @@
 // - diff(value, reparsed) is empty, and applying diff(a, b) to a gives b for a derived pair;
 // - if the input is a JSON array, applying it as a patch never crashes (it may throw);
 // - input read as JSON Pointer text that parses prints back to an equal pointer;
-// - a double's intValue, when it has one, is exactly the double, strictly between -2^63 and 2^63.
+// - a double's intValue, when it has one, is exactly the double, strictly between -2^63 and 2^63;
+// - text that `readScalarMembers` reads is an object of those scalar members, as the parser reads it.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -22,9 +23,22 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
             fuzzFailure("pointer does not round-trip through its text form", Array(pointer.description.utf8))
         }
     }
+    // The reader of an object of scalars (an action's body): when it reads the text, the text is that object.
+    var members: [(String, JSONValue)] = []
+    let isReadAsScalarMembers = JSONValue.readScalarMembers(of: Array(bytes)) { key, member in
+        members.append((String(decoding: key, as: UTF8.self), member))
+    }
     guard let value = try? JSONValue(parsing: bytes, maxDepth: 64) else {
+        if isReadAsScalarMembers { fuzzFailure("the scalar-member reader read text the parser refuses", Array(bytes)) }
         // Rejections are fine; deep inputs must be rejected cleanly (checked by not crashing).
         return 0
+    }
+    if isReadAsScalarMembers {
+        var rebuilt = JSONObject()
+        for (key, member) in members { rebuilt[key] = member }
+        guard case .object(let object) = value, object == rebuilt, members.allSatisfy({ isScalar($0.1) }) else {
+            fuzzFailure("the scalar-member reader read other members than the parser", value.jsonBytes)
+        }
     }
     if case .double(let number) = value, let integer = value.intValue,
         number <= -9_223_372_036_854_775_808.0 || Double(integer) != number
@@ -58,6 +72,14 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
         _ = try? patchFromInput.apply(to: ["a": [1, 2, ["b": nil]], "c": "d"])
     }
     return 0
+}
+
+/// Whether `value` is neither an array nor an object.
+private func isScalar(_ value: JSONValue) -> Bool {
+    switch value {
+    case .array, .object: return false
+    default: return true
+    }
 }
 
 /// A deterministic variation of `value`: drops the last element or member, changes scalars,

@@ -4,8 +4,9 @@
 // Fuzz/run.sh compiles RequestParsing.swift and this file into one module against JSONPatch and MVVMRProtocol modules
 // built with the same instrumentation. The first byte chooses what the rest is; each case checks properties, and a violated one traps
 // on purpose (libFuzzer saves the input):
-// - 0, an action body (JSON text): its fields agree with a reference reading, and the request written back by its
-//   own encoder and parsed again reads the same;
+// - 0, an action body (JSON text): its fields agree with a reference reading, the server's reader of a body of
+//   scalars straight from its bytes reads what the whole parse reads (or leaves it to it), and the request written
+//   back by its own encoder and parsed again reads the same;
 // - 1, a Last-Event-ID text: the parse agrees with a reference written over the digits as text;
 // - 2, eight bytes as a Double's bits: `rev` accepts exactly the whole doubles in 0...2^53, as the number they are,
 //   also after the double's JSON text is parsed again; and `String(n)` for a non-negative Int reads back as n.
@@ -25,16 +26,33 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
 }
 
 private func checkActionBody(_ bytes: [UInt8]) {
-    guard let body = try? JSONValue(parsing: bytes, maxDepth: 64) else { return }
+    // The server's shortcut: read from the bytes when the body is an object of scalars. What it reads (a request or
+    // a refusal) must be what the whole parse and `init(json:)` give.
+    let fromBytes = Result { () throws(WireDecodingError) -> WireActionRequest? in
+        try WireActionRequest(scalarMembersOf: bytes)
+    }
+    guard let body = try? JSONValue(parsing: bytes, maxDepth: 64) else {
+        if case .success(nil) = fromBytes { return }
+        fuzzFailure("the byte reader read a body the parser refuses", bytes)
+    }
     let fields: WireActionRequest
     do throws(WireDecodingError) {
         fields = try WireActionRequest(json: body)
     } catch {
+        if case .failure(let refusal) = fromBytes, refusal != error {
+            fuzzFailure("the byte reader refused with \(refusal.message), the whole parse with \(error.message)", bytes)
+        }
+        if case .success(.some) = fromBytes { fuzzFailure("the byte reader read a body the whole parse refuses", bytes) }
         // Refused: the reference must find something wrong too.
         if case .object(let object) = body, case .string? = object["action"], referenceRevision(object["rev"]) != nil {
             fuzzFailure("a well-formed action body was refused: \(error.message)", bytes)
         }
         return
+    }
+    switch fromBytes {
+    case .success(nil): break
+    case .success(let read?) where read == fields: break
+    default: fuzzFailure("the byte reader read other fields than the whole parse", bytes)
     }
     guard case .object(let object) = body, case .string(let action)? = object["action"], action == fields.action,
         fields.value == (object["value"] ?? .null), let expected = referenceRevision(object["rev"]),
