@@ -58,10 +58,14 @@ public struct WireActionRequest: WireMessage, Hashable {
         guard case .object(let fields) = json else {
             throw WireDecodingError("The body must be a JSON object with an 'action'.")
         }
-        guard case .string(let action)? = fields["action"] else {
-            throw WireDecodingError("'action' (a string) is required.")
-        }
-        self.init(action: action, value: fields["value"] ?? .null, rev: try Self.revision(fields["rev"]))
+        try self.init(members: fields["action"], fields["value"], fields["rev"])
+    }
+
+    /// A request from a body's `action`, `value` and `rev` members, each nil when absent: the one reading of them
+    /// that both ways of reading a body share, so that they give the same request and the same errors.
+    private init(members action: JSONValue?, _ value: JSONValue?, _ rev: JSONValue?) throws(WireDecodingError) {
+        guard case .string(let name)? = action else { throw WireDecodingError("'action' (a string) is required.") }
+        self.init(action: name, value: value ?? .null, rev: try Self.revision(rev))
     }
 
     /// Reads a request straight from its body's bytes when the body is one object of scalar members (as a client's
@@ -86,8 +90,7 @@ public struct WireActionRequest: WireMessage, Hashable {
             }
         }
         guard isRead else { return nil }
-        guard case .string(let name)? = action else { throw WireDecodingError("'action' (a string) is required.") }
-        self.init(action: name, value: value ?? .null, rev: try Self.revision(rev))
+        try self.init(members: action, value, rev)
     }
 
     /// Reads an action body's `rev`: absent or `null` is none; an integer, or a double that is a whole number
