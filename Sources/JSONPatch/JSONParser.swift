@@ -253,10 +253,7 @@ struct JSONParser {
     /// Reads a member's key and the colon after it, making a `String` of the key only when it has escapes or text
     /// that is not ASCII. The position ends at the value.
     private mutating func parseKeyBytesAndColon() throws(JSONParseError) -> MemberKey {
-        let byte = try currentByte(expecting: "a string key")
-        guard byte == UInt8(ascii: "\"") else {
-            throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a string key")
-        }
+        try expectKeyQuote()
         let key: MemberKey
         let start = position + 1
         var end = start
@@ -312,13 +309,19 @@ struct JSONParser {
 
     /// Parses `"key"` then whitespace, `:` and whitespace.
     private mutating func parseKeyAndColon() throws(JSONParseError) -> String {
+        try expectKeyQuote()
+        let key = try parseString()
+        try readColon()
+        return key
+    }
+
+    /// Checks that the current byte opens a string key (the position stays at it).
+    @inline(__always)
+    private func expectKeyQuote() throws(JSONParseError) {
         let byte = try currentByte(expecting: "a string key")
         guard byte == UInt8(ascii: "\"") else {
             throw error(.unexpectedCharacter, "unexpected \(describe(byte)), expected a string key")
         }
-        let key = try parseString()
-        try readColon()
-        return key
     }
 
     /// Reads the colon after an object key and the whitespace around it; the position ends at the value.
