@@ -315,7 +315,6 @@ extension PageServer {
         return HTTPHeader(name: "Set-Cookie", value: "\(Self.cookieName)=\(identifier); Path=/; HttpOnly; SameSite=Lax\(secure ? "; Secure" : "")")
     }
 
-    /// A request body read as its message; what is wrong with it is `400 invalid_request`.
     /// An action's fields, read from its body's bytes when the body is an object of scalars (most are), else from
     /// the body parsed whole; with `digestingBody` (an idempotency key names the request by it), the body is parsed
     /// whole and its digest returned too.
@@ -334,6 +333,7 @@ extension PageServer {
         return (fields, bodyDigest: digestingBody ? IdempotencyCache.digest(of: body) : nil)
     }
 
+    /// A request body read as its message; what is wrong with it is `400 invalid_request`.
     private func decode<Message: WireMessage>(_ body: JSONValue, as type: Message.Type) throws(ProtocolError) -> Message {
         do throws(WireDecodingError) {
             return try Message(json: body)
