@@ -37,8 +37,9 @@ extension Page {
             document.recordBindingFailure("a state bound whole must be a struct or a class, not a dictionary")
             return
         }
-        // The binding's closure holds the writer through its owner: once the closure goes (the page released, or its
-        // stream graph dropped without a release), the owner breaks the cycle of the writer and its kept container.
+        // The binding's closure keeps the writer's owner alive beside the writer: once the closure goes (the page
+        // released, or its stream graph dropped without a release), the owner breaks the cycle of the writer and its
+        // kept container.
         let writer = StateWriter(document: document, pointer: pointer)
         let owner = StateWriterOwner(writer)
         // No comparison of the whole state first: each member compares itself, which costs the same when nothing
@@ -98,10 +99,9 @@ final class StateWriter {
     /// The writes so far (wrapping), and how many slots the current one has encoded.
     private var writes: UInt32 = 0
     private var seenCount = 0
-    /// The container the state's `encode(to:)` asked for last (a ``KeptContainer``), and the type of its keys. It
-    /// holds the writer strongly: the writer's ``StateWriterOwner`` sets it to nil when it goes, breaking the cycle.
-    var keptContainer: AnyObject?
-    var keptContainerKey: ObjectIdentifier?
+    /// The container the state's `encode(to:)` asked for last. It holds the writer strongly: the writer's
+    /// ``StateWriterOwner`` sets it to nil when it goes, breaking the cycle.
+    var keptContainer: KeptContainer?
 
     init(document: PageDocument, pointer: JSONPointer) {
         self.document = document
@@ -394,12 +394,11 @@ struct StateMemberEncoder: Encoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         // A state encodes its members through the same container at every write: made once and kept by the writer
         // (a container is a type-erasing box, and making it looks two generic types up at run time).
-        if writer.keptContainerKey == ObjectIdentifier(Key.self), let kept = writer.keptContainer {
-            return unsafeDowncast(kept, to: KeptContainer<Key>.self).container
+        if let kept = writer.keptContainer, kept.keyType == ObjectIdentifier(Key.self) {
+            return unsafeDowncast(kept, to: KeptKeyedContainer<Key>.self).container
         }
         let container = KeyedEncodingContainer(StateMemberContainer<Key>(writer: writer))
-        writer.keptContainer = KeptContainer(container)
-        writer.keptContainerKey = ObjectIdentifier(Key.self)
+        writer.keptContainer = KeptKeyedContainer(container)
         return container
     }
 
@@ -428,12 +427,23 @@ final class StateWriterOwner {
     }
 }
 
-/// A state's keyed container, kept by its ``StateWriter`` from one write to the next.
-final class KeptContainer<Key: CodingKey> {
+/// A state's keyed container, kept by its ``StateWriter`` from one write to the next: the type of its keys, which
+/// tells the ``KeptKeyedContainer`` it is without a dynamic cast.
+class KeptContainer {
+    let keyType: ObjectIdentifier
+
+    init(keyType: ObjectIdentifier) {
+        self.keyType = keyType
+    }
+}
+
+/// A kept container with keys of type `Key`.
+final class KeptKeyedContainer<Key: CodingKey>: KeptContainer {
     let container: KeyedEncodingContainer<Key>
 
     init(_ container: KeyedEncodingContainer<Key>) {
         self.container = container
+        super.init(keyType: ObjectIdentifier(Key.self))
     }
 }
 
