@@ -69,17 +69,12 @@ import Testing
         // the page's release must still free both.
         let watcher = WriterWatcher()
         do {
-            let relay = DriverRelay(WatchedState(count: 1, watcher: watcher))
-            let turn = SessionTurn()
-            let document = PageDocument(unit: "x", revision: 0, historyLimit: 4, turn: turn)
             let bag = SubscriptionBag()
-            let page = Page(document: document, base: .root, subscriptions: bag, turn: turn)
-            page.bind(relay.driver)
-            relay.accept(WatchedState(count: 2, watcher: watcher))
+            let (relay, page) = pageBindingAWatchedState(watcher, subscriptions: bag)
             relay.accept(WatchedState(count: 3, watcher: watcher))
             #expect(watcher.writer != nil)
             #expect(watcher.writer?.keptContainer != nil)
-            bag.dispose()
+            withExtendedLifetime(page) { bag.dispose() }
         }
         #expect(watcher.writer == nil)
     }
@@ -89,15 +84,23 @@ import Testing
         // without a release frees its pages): the writer and its kept container are no cycle left behind.
         let watcher = WriterWatcher()
         do {
-            let relay = DriverRelay(WatchedState(count: 1, watcher: watcher))
-            let turn = SessionTurn()
-            let document = PageDocument(unit: "x", revision: 0, historyLimit: 4, turn: turn)
-            let page = Page(document: document, base: .root, subscriptions: SubscriptionBag(), turn: turn)
-            page.bind(relay.driver)
-            relay.accept(WatchedState(count: 2, watcher: watcher))
-            #expect(watcher.writer?.keptContainer != nil)
+            let (relay, page) = pageBindingAWatchedState(watcher, subscriptions: SubscriptionBag())
+            withExtendedLifetime((relay, page)) { #expect(watcher.writer?.keptContainer != nil) }
         }
         #expect(watcher.writer == nil)
+    }
+
+    /// A page with a ``WatchedState`` bound whole from a relay, written twice (so its writer keeps a container).
+    private func pageBindingAWatchedState(
+        _ watcher: WriterWatcher, subscriptions: SubscriptionBag
+    ) -> (DriverRelay<WatchedState>, Page) {
+        let relay = DriverRelay(WatchedState(count: 1, watcher: watcher))
+        let turn = SessionTurn()
+        let document = PageDocument(unit: "x", revision: 0, historyLimit: 4, turn: turn)
+        let page = Page(document: document, base: .root, subscriptions: subscriptions, turn: turn)
+        page.bind(relay.driver)
+        relay.accept(WatchedState(count: 2, watcher: watcher))
+        return (relay, page)
     }
 
     @Test func aDriverBoundAtTwoPathsRunsItsWorkOnce() throws {
