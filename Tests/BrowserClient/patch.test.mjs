@@ -4,8 +4,8 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { applyPatch, parsePointer, formatPointer, getPointer, jsonEqual, PatchError } from "../../Public/js/patch.js";
 
-// Repository root is two levels up from Tests/BrowserClient/; the suite lives beside it.
-const suiteDirectory = new URL("../../../shared/conformance/json-patch-tests/", import.meta.url);
+// The suite is kept in the repository, beside this directory (Tests/Conformance/json-patch-tests/SOURCE.md).
+const suiteDirectory = new URL("../Conformance/json-patch-tests/", import.meta.url);
 
 /** Reads a suite file; a missing or unreadable file fails the test that needs it. */
 function loadSuite(name) {

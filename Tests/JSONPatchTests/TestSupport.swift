@@ -16,21 +16,10 @@ enum TestPaths {
         return nil
     }
 
-    /// `../shared/conformance/json-patch-tests/` relative to the package root. When the package
-    /// is checked out deeper than the repository layout expects (a work tree), the nearest
-    /// ancestor's `shared/` is used instead; the first candidate is returned even if missing, so
-    /// that the caller fails with the expected location.
+    /// `Tests/Conformance/json-patch-tests/` in the package: the suite is kept in the repository, so a
+    /// clean checkout anywhere runs it (its `SOURCE.md` says where it comes from).
     static func conformanceDirectory() -> URL? {
-        guard let root = packageRoot() else { return nil }
-        let suite = "shared/conformance/json-patch-tests"
-        let expected = root.deletingLastPathComponent().appendingPathComponent(suite)
-        var ancestor = root.deletingLastPathComponent()
-        while ancestor.path != "/" {
-            let candidate = ancestor.appendingPathComponent(suite)
-            if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
-            ancestor = ancestor.deletingLastPathComponent()
-        }
-        return expected
+        packageRoot()?.appendingPathComponent("Tests/Conformance/json-patch-tests")
     }
 }
 
