@@ -557,8 +557,19 @@ public final class HTTPServer: Sendable {
         method: UnsafePointer<CChar>? = nil
     ) -> MHD_Result {
         let libraryResponse: OpaquePointer?
+        // An answer to a `GET` or `HEAD` may be one this thread sent lately (see ``ResponseCache``); not while draining,
+        // when every answer says `Connection: close`.
+        var cache: ResponseCache?
         switch response.body {
         case .bytes(let bytes):
+            if let method, Self.isSafe(method), !isDraining, ResponseCache.admits(bytes) {
+                cache = ResponseCache.forCurrentThread
+                if let kept = cache?.response(headers: response.headers, body: bytes) {
+                    let result = MHD_queue_response(connection, UInt32(clamping: response.status), kept)
+                    if result == .YES { context.responded = true }
+                    return result
+                }
+            }
             libraryResponse = bytes.withUnsafeBytes { buffer in
                 MHD_create_response_from_buffer(
                     buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), .RESPMEM_MUST_COPY)
@@ -606,9 +617,19 @@ public final class HTTPServer: Sendable {
             _ = MHD_add_response_header(libraryResponse, "Connection", "close")
         }
         let result = MHD_queue_response(connection, UInt32(clamping: response.status), libraryResponse)
-        MHD_destroy_response(libraryResponse)
+        if let cache, case .bytes(let bytes) = response.body {
+            // The cache takes this function's reference to the response (the connection holds its own).
+            cache.keep(libraryResponse, headers: response.headers, body: bytes)
+        } else {
+            MHD_destroy_response(libraryResponse)
+        }
         if result == .YES { context.responded = true }
         return result
+    }
+
+    /// Whether `method` is `GET` or `HEAD`: a request whose answer may be kept and sent again (``ResponseCache``).
+    private static func isSafe(_ method: UnsafePointer<CChar>) -> Bool {
+        strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0
     }
 
     private func register(_ stream: EventStream, on connection: OpaquePointer) {

@@ -59,29 +59,9 @@ final class RouteCache {
 
     /// The calling thread's cache, made on its first use and released when the thread ends; nil when the process
     /// has no thread-local key to spare (the request is then routed without a cache).
-    static var forCurrentThread: RouteCache? {
-        guard let key = threadKey else { return nil }
-        if let existing = pthread_getspecific(key) {
-            return Unmanaged<RouteCache>.fromOpaque(existing).takeUnretainedValue()
-        }
-        let made = Unmanaged.passRetained(RouteCache())
-        guard pthread_setspecific(key, made.toOpaque()) == 0 else {
-            made.release()
-            return nil
-        }
-        return made.takeUnretainedValue()
-    }
+    static var forCurrentThread: RouteCache? { perThread.current(making: RouteCache.init) }
 
-    /// The key of each thread's cache, whose destructor releases the cache as the thread ends; nil when
-    /// `pthread_key_create` refused (every key of the process taken).
-    private static let threadKey: pthread_key_t? = {
-        var key = pthread_key_t()
-        let created = pthread_key_create(&key) { pointer in
-            guard let pointer else { return }
-            Unmanaged<RouteCache>.fromOpaque(pointer).release()
-        }
-        return created == 0 ? key : nil
-    }()
+    private static let perThread = ThreadLocalObject<RouteCache>()
 
     /// A hash of `bytes`, eight at a time (the path is a key of this cache only, never a table an attacker fills).
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {

@@ -73,6 +73,61 @@ import Testing
     }
 }
 
+@Suite(.tags(.concurrency)) struct ResponseCacheConcurrencyTests {
+    /// Many connections on both library threads read a few answers, each kept by its thread and queued on several of
+    /// its connections at once, while another answer replaces them now and then: every response is the handler's.
+    @Test func keptAnswersQueuedOnManyConnectionsAtOnceComeOutWhole() async throws {
+        let version = Counter()
+        var router = HTTPRouter()
+        router.get("/kept/{n}") { request in
+            let n = request.pathParameters["n"] ?? ""
+            var response = HTTPResponse.text(String(repeating: n, count: 200))
+            response.headers["X-N"] = n
+            return response
+        }
+        router.get("/changing") { _ in
+            version.increment()
+            return .text("version \(version.value)")
+        }
+        let clients = 12
+        let perClient = 60
+        try await withServer(router: router) { server in
+            let port = server.port
+            let wrong = try await withThrowingTaskGroup(of: [String].self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        try await blocking { () throws -> [String] in
+                            let connection = try RawConnection(port: port)
+                            defer { connection.close() }
+                            var wrong: [String] = []
+                            for index in 0..<perClient {
+                                if index % 10 == 9 {
+                                    let response = try connection.request("GET", "/changing")
+                                    if !response.text.hasPrefix("version ") { wrong.append("changing: \(response.text)") }
+                                    continue
+                                }
+                                let n = String((client + index) % 3)
+                                let response = try connection.request("GET", "/kept/\(n)")
+                                if response.status != 200 || response.text != String(repeating: n, count: 200)
+                                    || response.header("X-N") != n
+                                {
+                                    wrong.append("\(n): \(response.status) \(response.text.prefix(20))")
+                                }
+                            }
+                            return wrong
+                        }
+                    }
+                }
+                var wrong: [String] = []
+                for try await result in group { wrong += result }
+                return wrong
+            }
+            #expect(wrong.isEmpty)
+            #expect(await eventually { server.activeRequestCount == 0 })
+        }
+    }
+}
+
 @Suite(.tags(.concurrency)) struct AsyncHandlerConcurrencyTests {
     @Test func awaitingHandlerDoesNotBlockTheOnlyLibraryThread() async throws {
         let gate = Gate()
