@@ -22,14 +22,24 @@ public struct BoundedBytes {
         self.capacity = capacity
     }
 
-    /// The bytes `write` writes into room for `capacity` of them, as an array of exactly those bytes' storage.
+    /// The bytes `write` writes into room for `capacity` of them, as an array of exactly those bytes.
+    ///
+    /// Room for at most ``temporaryRoom`` bytes is taken on the stack and the bytes written are copied into an array
+    /// of their size: making an array of room and filling it in place goes through the standard library's generic
+    /// allocation, which looks the array storage's type up at run time (about 330 instructions, more than the copy of
+    /// a few hundred bytes costs); larger room is an array filled in place.
     /// - Parameters:
     ///   - capacity: the most bytes `write` may write.
     ///   - write: writes the bytes.
     /// - Returns: the bytes written.
     @inlinable
     public static func make(capacity: Int, _ write: (inout BoundedBytes) -> Void) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: max(0, capacity)) { buffer, initialized in
+        if capacity <= temporaryRoom {
+            var made: [UInt8] = []
+            withTemporary(capacity: capacity, write) { made = Array($0) }
+            return made
+        }
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
             guard let base = buffer.baseAddress else {
                 initialized = 0
                 return
@@ -39,6 +49,9 @@ public struct BoundedBytes {
             initialized = bytes.count
         }
     }
+
+    /// The most bytes ``make(capacity:_:)`` writes in temporary room (then copies) rather than in its array.
+    @inlinable public static var temporaryRoom: Int { 1024 }
 
     /// Lets `write` write at most `capacity` bytes into room of their own (on the stack when it is small), then hands
     /// the bytes written to `body`, valid only during the call: a text used once (a log line copied into the log's

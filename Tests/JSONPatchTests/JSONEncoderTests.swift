@@ -79,6 +79,21 @@ struct JSONEncoderTests {
         #expect(pointer.encodedCapacity >= JSONValue.string(pointer.description).jsonBytes.count)
     }
 
+    /// `make` writes small room on the stack and copies it out, larger room in its array: on both sides of that
+    /// bound (and at it) the array holds exactly the bytes written, and a write that does not fit is left out whole.
+    @Test(arguments: [0, 1, BoundedBytes.temporaryRoom - 1, BoundedBytes.temporaryRoom, BoundedBytes.temporaryRoom + 1, 5000])
+    func makeGivesExactlyTheBytesWrittenWhateverTheRoom(capacity: Int) {
+        let text = (0..<capacity).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let made = BoundedBytes.make(capacity: capacity) { bytes in
+            bytes.put(text)
+            bytes.put([0x41])  // no room left: not written
+        }
+        #expect(made == text)
+        #expect(made.count == capacity)
+        let half = BoundedBytes.make(capacity: capacity) { $0.put(Array(text.prefix(capacity / 2))) }
+        #expect(half == Array(text.prefix(capacity / 2)))
+    }
+
     @Test func nonFiniteDoublesEncodeAsNull() {
         #expect(JSONValue.double(.infinity).jsonString == "null")
         #expect(JSONValue.double(-.infinity).jsonString == "null")
