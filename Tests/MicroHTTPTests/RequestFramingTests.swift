@@ -93,6 +93,29 @@ private func packedHeaders(_ fields: [(String, String)]) -> PackedValues {
         #expect(result == testCase.expected)
     }
 
+    /// Every byte, alone and inside a longer name, is accepted in a field name exactly when RFC 9110 lists it as a
+    /// `tchar` (the list written out here, independently of the reader's bitmap).
+    @Test func aFieldNameIsAcceptedExactlyWhenEveryByteIsATokenCharacter() {
+        let signs = Set("!#$%&'*+-.^_`|~".utf8)
+        func isTchar(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || signs.contains(byte)
+        }
+        var wrong: [UInt8] = []
+        for byte in UInt8.min...UInt8.max {
+            // Whitespace at a name's end is its own problem; in the middle it is an invalid name like any other.
+            for name in [[UInt8(ascii: "A"), byte, UInt8(ascii: "z")], [byte, UInt8(ascii: "q")]] {
+                var bytes: [UInt8] = [PackedValues.headerKind]
+                withUnsafeBytes(of: UInt32(name.count)) { bytes.append(contentsOf: $0) }
+                withUnsafeBytes(of: UInt32(1)) { bytes.append(contentsOf: $0) }
+                bytes += name + [UInt8(ascii: "v")]
+                let result = RequestFraming.read(PackedValues(bytes: bytes))
+                let accepted = result == .success(.noBody)
+                if accepted != isTchar(byte) || (!accepted && result != .failure(.invalidFieldName)) { wrong.append(byte) }
+            }
+        }
+        #expect(wrong.isEmpty, "bytes read wrongly: \(wrong)")
+    }
+
     @Test func cookiesAndQueryValuesNamedLikeFramingFieldsAreIgnored() {
         var bytes = packedHeaders([("Host", "x")]).bytes
         for kind: UInt8 in [2, 8] {  // MHD_COOKIE_KIND, MHD_GET_ARGUMENT_KIND
