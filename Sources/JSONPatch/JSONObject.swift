@@ -131,6 +131,22 @@ public struct JSONObject: Sendable {
         }
     }
 
+    /// Changes the value of `key` where it is, when the object has that key: `body` gets the value itself, not a copy,
+    /// so a container inside it is changed without copy-on-write copying it (the object itself must be held by one
+    /// owner, as ``JSONValue/takeObject()`` leaves it).
+    ///
+    /// - Parameters:
+    ///   - key: The member name.
+    ///   - body: Changes the value.
+    /// - Returns: What `body` returned, or `nil` (and `body` not called) when the key is absent.
+    @inlinable
+    public mutating func modifyValue<Result>(forKey key: String, _ body: (inout JSONValue) throws -> Result) rethrows
+        -> Result?
+    {
+        guard let position = position(ofKey: key) else { return nil }
+        return try body(&members[position].value)
+    }
+
     /// Sets the value for `key`, appending the key if it is new.
     ///
     /// - Parameters:

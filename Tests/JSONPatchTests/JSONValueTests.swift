@@ -59,6 +59,31 @@ struct JSONValueTests {
         #expect(Array(object).count == object.count)
     }
 
+    /// `modifyValue` changes a member where it is (small objects searched, large ones indexed), leaves the order and
+    /// every other member alone, leaves a copy taken before it unchanged, and neither calls its body nor adds the key
+    /// when the key is absent.
+    @Test(arguments: [3, 12])
+    func modifyValueChangesOneMemberInPlaceOrNothing(memberCount: Int) {
+        var object = JSONObject((0..<memberCount).map { ("k\($0)", JSONValue.array([.int($0)])) })
+        let before = object
+        let result = object.modifyValue(forKey: "k1") { value -> Int in
+            if var array = value.takeArray() {
+                array.append("added")
+                value = .array(array)
+            }
+            return 7
+        }
+        #expect(result == 7)
+        #expect(object["k1"] == .array([.int(1), "added"]))
+        #expect(object.keys == before.keys)
+        for index in 0..<memberCount where index != 1 { #expect(object["k\(index)"] == before["k\(index)"]) }
+        #expect(before["k1"] == .array([.int(1)]))
+        var called = false
+        #expect(object.modifyValue(forKey: "absent") { _ in called = true } == nil)
+        #expect(!called)
+        #expect(object.count == memberCount && object["absent"] == nil)
+    }
+
     @Test func objectEqualityIgnoresKeyOrderAndHashAgrees() {
         let first: JSONObject = ["a": 1, "b": [true, nil]]
         let second: JSONObject = ["b": [true, nil], "a": 1]

@@ -3,8 +3,9 @@ import JSONPatch
 extension JSONValue {
     /// Writes `value` at `tokens`, creating missing objects on the way.
     ///
-    /// Containers are taken out of the enum (``JSONValue/takeObject()``) before they are changed, so a document
-    /// that is not shared is changed in place rather than copied level by level.
+    /// Containers are taken out of the enum (``JSONValue/takeObject()``) before they are changed, and a member or an
+    /// element is changed where it is, so a document that is not shared is changed in place rather than copied level by
+    /// level.
     /// - Returns: how many tokens lead to the highest value that was created or changed (a write
     ///   below a missing object reports that object, so its patch is one `add` the client can apply)
     ///   and the value it replaced there (nil when it created it), or nil when the path runs through a
@@ -18,10 +19,8 @@ extension JSONValue {
         let rest = tokens.dropFirst()
         if var object = takeObject() {
             defer { self = .object(object) }
-            if var child = object[token] {
-                object[token] = .null
-                let written = child.write(value, at: rest)
-                object[token] = child
+            // The member is changed where it is (found once, and not copied out and back).
+            if let written = object.modifyValue(forKey: token, { child in child.write(value, at: rest) }) {
                 return written.map { ($0.depth + 1, $0.replaced) }
             }
             var created = JSONValue.object(JSONObject())
@@ -47,10 +46,7 @@ extension JSONValue {
                 array.append(value)
                 return (1, nil)
             }
-            var child = array[index]
-            array[index] = .null
-            let written = child.write(value, at: rest)
-            array[index] = child
+            let written = array[index].write(value, at: rest)
             return written.map { ($0.depth + 1, $0.replaced) }
         }
         return nil
