@@ -58,7 +58,9 @@ FLOORS = {
     # 0.77-0.98; target 0.85). Kept: 0.55 is about 85 % of the lowest quick figure of 2026-12-04.
     # Raised 2026-12-05 (issue 15's route cache and request line: quick 0.87-0.97 in CI, full 0.85-0.88; target 0.9):
     # 0.60 is about 70 % of the lowest quick figure.
-    "page-read": 0.60,
+    # Raised 2026-12-06 (an answer equal to a kept one sent again, the body's room on the stack: quick 0.92, full 1.00
+    # and 0.83 in one run): 0.65 is about 70 % of the quick figure.
+    "page-read": 0.65,
     # POST counters increment / C answering the same POSTs, req/s (quick 0.41-0.52; 2026-12-04, after the stored route's
     # answer object went: quick 0.50-0.60, full 0.51). Raised from 0.30: 0.35 is 70 % of the lowest quick figure.
     # Raised again 2026-12-05 (quick 0.56-0.66 since the fourth round, full 0.58-0.64): 0.40 is 70 % of 0.56.
