@@ -557,12 +557,12 @@ public final class HTTPServer: Sendable {
         method: UnsafePointer<CChar>? = nil
     ) -> MHD_Result {
         let libraryResponse: OpaquePointer?
-        // An answer to a `GET` or `HEAD` may be one this thread sent lately (see ``ResponseCache``); not while draining,
-        // when every answer says `Connection: close`.
+        // An answer to a `GET` or `HEAD` may be one this thread sent lately (see ``ResponseCache``); not while
+        // draining, when every answer says `Connection: close`.
         var cache: ResponseCache?
         switch response.body {
         case .bytes(let bytes):
-            if let method, Self.isSafe(method), !isDraining, ResponseCache.admits(bytes) {
+            if let method, Self.isGetOrHead(method), !isDraining, ResponseCache.admits(bytes) {
                 cache = ResponseCache.forCurrentThread
                 if let kept = cache?.response(headers: response.headers, body: bytes) {
                     let result = MHD_queue_response(connection, UInt32(clamping: response.status), kept)
@@ -627,8 +627,8 @@ public final class HTTPServer: Sendable {
         return result
     }
 
-    /// Whether `method` is `GET` or `HEAD`: a request whose answer may be kept and sent again (``ResponseCache``).
-    private static func isSafe(_ method: UnsafePointer<CChar>) -> Bool {
+    /// Whether `method` is `GET` or `HEAD`: the requests whose answers may be kept and sent again (``ResponseCache``).
+    private static func isGetOrHead(_ method: UnsafePointer<CChar>) -> Bool {
         strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0
     }
 

@@ -7,9 +7,10 @@ internal import CMicroHTTPD
 
 /// The last answers to `GET` and `HEAD` requests, per library thread, as the library's response objects: an answer
 /// equal to one of them (the same header fields in the same order, the same body bytes; the status is given to the
-/// library with each answer, not kept in its response) is queued again as it is, without making a response, copying its body or adding its header fields once more. A client
-/// reading the same unchanged resource again and again (a page polled or reloaded, `/healthz`) costs the library's
-/// work for the request and the handler's, and nothing for its answer.
+/// library with each answer, not kept in its response) is queued again as it is, without making a response, copying
+/// its body or adding its header fields once more. A client reading the same unchanged resource again and again (a
+/// page polled or reloaded, `/healthz`) costs the library's work for the request and the handler's, and nothing for
+/// its answer.
 ///
 /// An entry is found by what the answer is, compared whole, never by what the request was, so it can only stand for
 /// itself: whatever the handler decided, the bytes sent are those it gave. The library adds `Date`,
@@ -71,7 +72,9 @@ final class ResponseCache {
     private static func sameBytes(_ first: [UInt8], _ second: [UInt8]) -> Bool {
         first.withUnsafeBytes { left in
             second.withUnsafeBytes { right in
-                guard let leftBase = left.baseAddress, let rightBase = right.baseAddress else { return left.count == right.count }
+                guard let leftBase = left.baseAddress, let rightBase = right.baseAddress else {
+                    return left.count == right.count
+                }
                 return left.count == right.count && memcmp(leftBase, rightBase, left.count) == 0
             }
         }
