@@ -593,7 +593,7 @@ final class SessionCore: TopicInterestListener {
         if isReplaying {
             lastReplayed = ReplayedInput(record: record, events: events)
         } else {
-            outbox.queue(.record(record, events))
+            outbox.queue(.record(SessionOutbox.RecordedInput(record, events)))
         }
     }
 

@@ -20,12 +20,25 @@ import Locking
 struct SessionOutbox: Sendable {
     /// One thing to hand out.
     enum Entry: Sendable {
-        /// An input's record, with the events it caused: for the recorder.
-        case record(InputRecord, [SessionEvent])
+        /// An input's record, with the events it caused: for the recorder. Boxed: the entry is copied into the queue
+        /// and out of it, and each copy of a record retains and releases every field of it, where a box's copy is one
+        /// retain (about 1,000 instructions fewer per action on the SQLite store).
+        case record(RecordedInput)
         /// An event: for the event sink.
         case event(SessionEvent)
         /// A topic the session started or stopped listening to, or a value it published: for the topic listener.
         case topic(TopicEvent)
+    }
+
+    /// An input's record and the events it caused, shared by the copies of its entry.
+    final class RecordedInput: Sendable {
+        let record: InputRecord
+        let events: [SessionEvent]
+
+        init(_ record: InputRecord, _ events: [SessionEvent]) {
+            self.record = record
+            self.events = events
+        }
     }
 
     /// The receivers set as closures, made by the first one set: a server's sessions use a receiver object and
@@ -156,9 +169,9 @@ struct SessionOutbox: Sendable {
         let kinds = delivery.kinds
         for entry in delivery.entries {
             switch entry {
-            case .record(let record, let events):
-                closures?.recorder?(record, events)
-                if kinds.contains(.records) { receiver?.sessionRecorded(record, events: events) }
+            case .record(let recorded):
+                closures?.recorder?(recorded.record, recorded.events)
+                if kinds.contains(.records) { receiver?.sessionRecorded(recorded.record, events: recorded.events) }
             case .event(let event):
                 closures?.eventSink?(event)
                 if kinds.contains(.events) { receiver?.sessionProduced(event) }
