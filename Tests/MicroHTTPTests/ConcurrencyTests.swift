@@ -32,38 +32,29 @@ import Testing
         let perThread = 50
         try await withServer(router: router) { server in
             let port = server.port
-            let wrong = try await withThrowingTaskGroup(of: [String].self) { group in
-                for thread in 0..<threads {
-                    group.addTask {
-                        try await blocking { () throws -> [String] in
-                            var wrong: [String] = []
-                            let keepAlive = thread % 2 == 0
-                            var connection = keepAlive ? try RawConnection(port: port) : nil
-                            for index in 0..<perThread {
-                                let value = "t\(thread)-r\(index)"
-                                let isAsync = index % 3 == 0
-                                let target = isAsync ? "/async-echo/\(value)" : "/echo/\(value)"
-                                let response: RawResponse
-                                if let open = connection {
-                                    response = try open.request("GET", target, headers: [("X-Value", value)])
-                                } else {
-                                    response = try RawHTTP.request(port: port, "GET", target, headers: [("X-Value", value)])
-                                }
-                                let expected = isAsync ? "async:\(value)" : value
-                                if response.status != 200 || response.text != expected
-                                    || (!isAsync && response.header("X-Echo-Header") != value)
-                                {
-                                    wrong.append("\(value): \(response.status) \(response.text)")
-                                }
-                            }
-                            connection?.close()
-                            connection = nil
-                            return wrong
-                        }
+            let wrong = try await failuresOfClients(threads) { thread in
+                var wrong: [String] = []
+                let keepAlive = thread % 2 == 0
+                var connection = keepAlive ? try RawConnection(port: port) : nil
+                for index in 0..<perThread {
+                    let value = "t\(thread)-r\(index)"
+                    let isAsync = index % 3 == 0
+                    let target = isAsync ? "/async-echo/\(value)" : "/echo/\(value)"
+                    let response: RawResponse
+                    if let open = connection {
+                        response = try open.request("GET", target, headers: [("X-Value", value)])
+                    } else {
+                        response = try RawHTTP.request(port: port, "GET", target, headers: [("X-Value", value)])
+                    }
+                    let expected = isAsync ? "async:\(value)" : value
+                    if response.status != 200 || response.text != expected
+                        || (!isAsync && response.header("X-Echo-Header") != value)
+                    {
+                        wrong.append("\(value): \(response.status) \(response.text)")
                     }
                 }
-                var wrong: [String] = []
-                for try await result in group { wrong += result }
+                connection?.close()
+                connection = nil
                 return wrong
             }
             #expect(wrong.isEmpty)
@@ -93,33 +84,24 @@ import Testing
         let perClient = 60
         try await withServer(router: router) { server in
             let port = server.port
-            let wrong = try await withThrowingTaskGroup(of: [String].self) { group in
-                for client in 0..<clients {
-                    group.addTask {
-                        try await blocking { () throws -> [String] in
-                            let connection = try RawConnection(port: port)
-                            defer { connection.close() }
-                            var wrong: [String] = []
-                            for index in 0..<perClient {
-                                if index % 10 == 9 {
-                                    let response = try connection.request("GET", "/changing")
-                                    if !response.text.hasPrefix("version ") { wrong.append("changing: \(response.text)") }
-                                    continue
-                                }
-                                let n = String((client + index) % 3)
-                                let response = try connection.request("GET", "/kept/\(n)")
-                                if response.status != 200 || response.text != String(repeating: n, count: 200)
-                                    || response.header("X-N") != n
-                                {
-                                    wrong.append("\(n): \(response.status) \(response.text.prefix(20))")
-                                }
-                            }
-                            return wrong
-                        }
+            let wrong = try await failuresOfClients(clients) { client in
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                var wrong: [String] = []
+                for index in 0..<perClient {
+                    if index % 10 == 9 {
+                        let response = try connection.request("GET", "/changing")
+                        if !response.text.hasPrefix("version ") { wrong.append("changing: \(response.text)") }
+                        continue
+                    }
+                    let n = String((client + index) % 3)
+                    let response = try connection.request("GET", "/kept/\(n)")
+                    if response.status != 200 || response.text != String(repeating: n, count: 200)
+                        || response.header("X-N") != n
+                    {
+                        wrong.append("\(n): \(response.status) \(response.text.prefix(20))")
                     }
                 }
-                var wrong: [String] = []
-                for try await result in group { wrong += result }
                 return wrong
             }
             #expect(wrong.isEmpty)

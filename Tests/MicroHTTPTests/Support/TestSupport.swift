@@ -44,6 +44,21 @@ func timedStop(_ server: HTTPServer, gracePeriod: Duration) async -> Duration {
     }
 }
 
+/// Runs `body` for clients `0..<count` at once, each on a thread of its own, and returns what they all reported
+/// wrong (empty when every client saw what it expected).
+func failuresOfClients(
+    _ count: Int, _ body: @escaping @Sendable (_ client: Int) throws -> [String]
+) async throws -> [String] {
+    try await withThrowingTaskGroup(of: [String].self) { group in
+        for client in 0..<count {
+            group.addTask { try await blocking { try body(client) } }
+        }
+        var wrong: [String] = []
+        for try await failures in group { wrong += failures }
+        return wrong
+    }
+}
+
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
 func eventually(timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(10), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
