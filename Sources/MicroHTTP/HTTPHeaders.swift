@@ -64,6 +64,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     init(packed: PackedValues) { storage = .packed(packed) }
 
+    /// The fields' array when they are a list (not a request's packed bytes): an answer's constant fields are one
+    /// shared array, which an engine can recognise by its storage.
+    var fieldList: [HTTPHeader]? {
+        if case .fields(let fields) = storage { return fields }
+        return nil
+    }
+
     /// The value of the first field with this name (ignoring case), or `nil`.
     /// Setting replaces every field of that name; setting `nil` removes them.
     public subscript(name: String) -> String? {

@@ -37,6 +37,8 @@ public final class HTTPServer: Sendable {
         /// Streams MicroHTTP serves itself (taken over from the library, which no longer counts their
         /// connections), in all and per client address: held to `maxConnections` and `maxConnectionsPerIP`.
         var takenOverStreams = 0
+        /// PROTOTYPE: the epoll engine, when it serves in place of the library.
+        var engine: EpollEngine?
         var takenOverStreamsByAddress: [IPAddress: Int] = [:]
     }
 
@@ -103,6 +105,17 @@ public final class HTTPServer: Sendable {
         }
         if alreadyStarted { throw HTTPServerError(code: "already_started", message: "The server was already started.") }
         waiting.open()
+        if let engineName = getenv("MICROHTTP_ENGINE"), String(cString: engineName) == "epoll" {
+            let engine = EpollEngine(router: router, configuration: configuration, routeCacheOwner: routeCacheOwner)
+            guard let bound = engine.start() else {
+                throw HTTPServerError(code: "start_failed", message: "epoll engine could not listen")
+            }
+            lifecycle.withLock { state in
+                state.port = bound
+                state.engine = engine
+            }
+            return
+        }
 
         // MHD_USE_TURBO also lets event streams be taken over: without it the library would shut down a stream's
         // socket as it closes the connection (see `takeOver`).
@@ -213,6 +226,14 @@ public final class HTTPServer: Sendable {
     /// 503 `draining`, then closes every connection. Blocks until done; calling it again does nothing.
     /// - Parameter gracePeriod: how long requests in flight may take to finish.
     public func stop(gracePeriod: Duration = .seconds(10)) {
+        if let engine = lifecycle.withLock({ state -> EpollEngine? in
+            let engine = state.engine
+            state.engine = nil
+            return engine
+        }) {
+            engine.stop()
+            return
+        }
         let stopping: (daemon: DaemonHandle, streams: [EventStream], heartbeat: Task<Void, Never>?)? =
             lifecycle.withLock { state in
                 guard state.phase == .running, let daemon = state.daemon else { return nil }
@@ -504,7 +525,7 @@ public final class HTTPServer: Sendable {
 
     /// The answer a deferred request sends now, taken from its phase (which becomes `.answered`): one given already
     /// (`.ready`), else `immediate` while the handler's thread still holds the request (`.handling`); nil otherwise.
-    private static func takeAnswer(
+    static func takeAnswer(
         _ phase: inout RequestContext.Phase, immediate: HTTPResponse?
     ) -> (HTTPResponse, (any AnyObject & Sendable)?)? {
         switch phase {
@@ -533,7 +554,11 @@ public final class HTTPServer: Sendable {
             switch phase {
             case .waiting:
                 phase = .ready(response, kept: kept)
-                MHD_resume_connection(context.connection.pointer)
+                if let loop = context.loop {
+                    loop.resume(context)
+                } else {
+                    MHD_resume_connection(context.connection.pointer)
+                }
             case .handling:
                 // The deferred handler is still running on the library's thread: it sends this when it returns.
                 phase = .ready(response, kept: kept)

@@ -42,6 +42,9 @@ final class RequestContext: @unchecked Sendable {
     /// decoded when it is dispatched, so the library's list is walked once per request.
     var packedValues: PackedValues?
     var discardedBytes = 0
+    /// PROTOTYPE: the epoll loop serving the request (nil under libmicrohttpd), and its connection while it waits.
+    var loop: EpollLoop?
+    var epollConnection: EpollConnection?
     /// The phase of an asynchronous or deferred request's answer, behind its own lock, in the context itself (no
     /// object of its own to make and free per request); nil to ``withPhase(_:)`` until ``beginWaiting(_:)``.
     private let phaseLock: PhaseLock

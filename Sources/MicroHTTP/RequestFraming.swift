@@ -103,13 +103,16 @@ enum RequestFraming: Equatable, Sendable {
         }
     }
 
-    /// Whether a byte may stand in a header field name: RFC 9110's `tchar`.
+    /// Whether a byte may stand in a header field name: RFC 9110's `tchar` (digits, letters and
+    /// ``!#$%&'*+-.^_`|~``), read from two 64-bit masks of the bytes below 128 instead of a chain of comparisons.
     @inline(__always)
     private static func isTokenByte(_ byte: UInt8) -> Bool {
+        let belowSixtyFour: UInt64 = 0x03FF_6CFA_0000_0000
+        let belowOneTwentyEight: UInt64 = 0x57FF_FFFF_C7FF_FFFE
         switch byte {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
-        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
-        default: false
+        case 0..<64: return (belowSixtyFour >> UInt64(byte)) & 1 == 1
+        case 64..<128: return (belowOneTwentyEight >> UInt64(byte &- 64)) & 1 == 1
+        default: return false
         }
     }
 
