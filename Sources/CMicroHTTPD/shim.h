@@ -20,6 +20,20 @@
 #include <errno.h>
 #include <stdio.h>
 #include <time.h>
+#include <sys/prctl.h>
+
+/* accept4 (declared by <sys/socket.h> only under _GNU_SOURCE; glibc has it): a connection's descriptor made
+ * non-blocking and close-on-exec atomically, so that a process spawned meanwhile by another thread never inherits
+ * it (and keeps the client's socket open after the server closed its own). */
+extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+static inline int mvvmr_accept_connection(int listening, struct sockaddr *address, socklen_t *length) {
+    return accept4(listening, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+/* Names the calling thread (as `comm` in /proc shows it); prctl, since pthread_setname_np needs _GNU_SOURCE. */
+static inline void mvvmr_name_current_thread(const char *name) {
+    (void)prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
 
 /*
  * Leaves the request target exactly as received. MicroHTTP decodes percent escapes itself,

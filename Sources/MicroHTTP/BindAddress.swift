@@ -49,6 +49,31 @@ struct BindAddress {
     }
 
     /// Calls `body` with a pointer to the socket address, or `nil` for every interface.
+    /// Calls `body` with the address on `port` as a `sockaddr` and its length; for every interface, IPv4's
+    /// any-address.
+    func withBindableSocketAddress<Result>(port hostPort: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        let port = in_port_t(UInt16(clamping: hostPort).bigEndian)
+        switch storage {
+        case .any:
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port
+            return withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        case .ipv4(var address):
+            address.sin_port = port
+            return withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        case .ipv6(var address):
+            address.sin6_port = port
+            return withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        }
+    }
+
     func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>?) -> Result) -> Result {
         switch storage {
         case .any:

@@ -1,6 +1,3 @@
-// PROTOTYPE (branch epoll-prototype): an HTTP/1.1 engine of MicroHTTP's own, one epoll loop per thread, in place of
-// libmicrohttpd, to measure what the action path and the SQLite path would gain. Switched on with
-// MICROHTTP_ENGINE=epoll. Not hardened: no deadlines, no connection limits, no chunked bodies, no event streams.
 internal import CMicroHTTPD
 import Locking
 import Synchronization
@@ -11,294 +8,464 @@ import Synchronization
     import Musl
 #endif
 
-/// A prototype engine: `threadCount` loops, each with its own listening socket (SO_REUSEPORT) and epoll set.
+/// MicroHTTP's own HTTP/1.1 engine (``HTTPServerConfiguration/Engine/epoll``): one loop per thread, each with a
+/// listening socket of its own on the same port (`SO_REUSEPORT`, so the kernel spreads connections over the loops)
+/// and an epoll set of its connections, edge-triggered.
+///
+/// A loop reads a connection's bytes into a buffer of its own, reads whole requests out of them (``RequestHead``,
+/// ``ChunkedBodyDecoder``), hands each to its route, and writes the answers of everything it read in one `send`.
+/// A request answered later (an asynchronous or deferred handler) leaves its connection waiting, unread, until
+/// the answer is handed back (``resume(_:)``): the loop is woken through an eventfd only when it may be asleep.
+/// Deadlines (the head's, the body's, inactivity) are checked by each loop over its own connections, ten times a
+/// second. Event streams are taken over as under libmicrohttpd: the stream gets the socket, the watcher watches it.
 final class EpollEngine: @unchecked Sendable {
-    let router: HTTPRouter
+    // @unchecked Sendable: the loops' state is each loop's own (see EpollLoop); what is shared is atomic or locked.
+
+    /// The server the engine serves; it stops the engine (and joins its threads) before it can go away.
+    unowned(unsafe) let server: HTTPServer
     let configuration: HTTPServerConfiguration
-    let routeCacheOwner: UInt64
     private(set) var loops: [EpollLoop] = []
     private var threads: [pthread_t] = []
-    private(set) var port = 0
+    /// The listening socket, which every loop polls (`EPOLLEXCLUSIVE`: one loop is woken per connection).
+    private var listening: Int32 = -1
+    private let listeningShutDown = Atomic<Bool>(false)
+    /// Connections open on every loop (held to `maxConnections`).
+    let openConnections = Atomic<Int>(0)
+    /// Connections open per client address (held to `maxConnectionsPerIP`).
+    let connectionsByAddress = Locked<[IPAddress: Int]>([:])
 
-    init(router: HTTPRouter, configuration: HTTPServerConfiguration, routeCacheOwner: UInt64) {
-        self.router = router
+    init(server: HTTPServer, configuration: HTTPServerConfiguration) {
+        self.server = server
         self.configuration = configuration
-        self.routeCacheOwner = routeCacheOwner
     }
 
-    /// Binds and starts the loops; returns the bound port, or nil.
-    func start() -> Int? {
-        var boundPort = configuration.port
-        for _ in 0..<max(1, configuration.threadCount) {
-            guard let socket = Self.listeningSocket(port: boundPort, backlog: configuration.listenBacklog) else { return nil }
-            if boundPort == 0 {
-                var address = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                _ = withUnsafeMutablePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-                }
-                boundPort = Int(UInt16(bigEndian: address.sin_port))
-            }
-            loops.append(EpollLoop(engine: self, listening: socket))
+    /// Binds a listening socket per loop and starts the loops.
+    /// - Returns: the port bound.
+    func start(address: BindAddress) throws(HTTPServerError) -> Int {
+        guard let socket = Self.listeningSocket(address: address, port: configuration.port, backlog: configuration.listenBacklog) else {
+            throw HTTPServerError(
+                code: "start_failed",
+                message: "Could not listen on \(configuration.host):\(configuration.port) (in use, or not allowed).")
         }
-        port = boundPort
+        listening = socket
+        loops = (0..<max(1, configuration.threadCount)).map { _ in EpollLoop(engine: self, listening: socket) }
         for loop in loops {
-            guard case .success(let thread) = Threads.start({ loop.run() }) else { return nil }
+            guard loop.isReady, case .success(let thread) = Threads.start({ loop.run() }) else {
+                stop()
+                throw HTTPServerError(code: "start_failed", message: "Could not start the server's threads.")
+            }
             threads.append(thread)
         }
-        return boundPort
+        return Self.boundPort(of: socket)
     }
 
+    /// Refuses new connections from now on: the listening sockets are shut down (a client's connect is reset)
+    /// and each loop closes its own.
+    func stopListening() {
+        guard listening >= 0, !listeningShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        _ = shutdown(listening, Int32(SHUT_RDWR))
+        for loop in loops { loop.stopListening() }
+    }
+
+    /// Closes every connection, ends the loops and waits for their threads.
     func stop() {
         for loop in loops { loop.requestStop() }
         for thread in threads { pthread_join(thread, nil) }
         threads = []
+        if listening >= 0 {
+            close(listening)
+            listening = -1
+        }
     }
 
-    private static func listeningSocket(port: Int, backlog: Int) -> Int32? {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    /// Whether another connection from `address` may open; counts it when it may.
+    func admitConnection(from address: IPAddress) -> Bool {
+        let limit = configuration.maxConnectionsPerIP
+        guard limit > 0 else { return true }
+        return connectionsByAddress.withLock { counts in
+            let open = counts[address, default: 0]
+            guard open < limit else { return false }
+            counts[address] = open + 1
+            return true
+        }
+    }
+
+    /// A connection from `address` closed (or was handed to an event stream).
+    func releaseConnection(from address: IPAddress) {
+        guard configuration.maxConnectionsPerIP > 0 else { return }
+        connectionsByAddress.withLock { counts in
+            let open = counts[address, default: 1] - 1
+            counts[address] = open > 0 ? open : nil
+        }
+    }
+
+    private static func listeningSocket(address: BindAddress, port: Int, backlog: Int) -> Int32? {
+        let family = address.isIPv6 ? AF_INET6 : AF_INET
+        let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { return nil }
         var one: Int32 = 1
         _ = setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        _ = setsockopt(socket, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(clamping: port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(socket, Int32(clamping: backlog)) == 0 else {
+        if address.isIPv6 { _ = setsockopt(socket, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
+        let bound = address.withBindableSocketAddress(port: port) { bind(socket, $0, $1) }
+        guard bound == 0, listen(socket, Int32(clamping: max(1, backlog))) == 0 else {
             close(socket)
             return nil
         }
         return socket
     }
-}
 
-/// Bytes written into memory of its own, grown by doubling: an append is a copy, no generic call.
-struct ByteWriter: ~Copyable {
-    private(set) var base: UnsafeMutablePointer<UInt8>
-    private(set) var capacity: Int
-    var count = 0
-
-    init(capacity: Int) {
-        self.capacity = max(64, capacity)
-        base = UnsafeMutablePointer<UInt8>.allocate(capacity: self.capacity)
-    }
-
-    deinit { base.deallocate() }
-
-    @inline(__always)
-    mutating func reserve(_ more: Int) {
-        guard count + more > capacity else { return }
-        var grown = capacity * 2
-        while grown < count + more { grown *= 2 }
-        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
-        moved.update(from: base, count: count)
-        base.deallocate()
-        base = moved
-        capacity = grown
-    }
-
-    @inline(__always)
-    mutating func append(_ pointer: UnsafeRawPointer, _ length: Int) {
-        reserve(length)
-        UnsafeMutableRawPointer(base + count).copyMemory(from: pointer, byteCount: length)
-        count += length
-    }
-
-    @inline(__always)
-    mutating func append(_ text: StaticString) {
-        append(UnsafeRawPointer(text.utf8Start), text.utf8CodeUnitCount)
-    }
-
-    @inline(__always)
-    mutating func append(byte: UInt8) {
-        reserve(1)
-        base[count] = byte
-        count += 1
-    }
-
-    @inline(__always)
-    mutating func append(_ value: UInt32) {
-        reserve(4)
-        UnsafeMutableRawPointer(base + count).storeBytes(of: value, as: UInt32.self)
-        count += 4
-    }
-
-    mutating func append(decimal value: Int) {
-        reserve(20)
-        var remaining = max(0, value)
-        var digits = 0
-        var probe = remaining
-        repeat {
-            digits += 1
-            probe /= 10
-        } while probe > 0
-        var at = count + digits - 1
-        repeat {
-            base[at] = UInt8(48 + remaining % 10)
-            remaining /= 10
-            at -= 1
-        } while remaining > 0
-        count += digits
-    }
-
-    mutating func append(_ string: String) {
-        var string = string
-        string.withUTF8 { bytes in
-            if let address = bytes.baseAddress { append(UnsafeRawPointer(address), bytes.count) }
+    private static func boundPort(of socket: Int32) -> Int {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        guard named == 0 else { return 0 }
+        return withUnsafeBytes(of: &address) { raw in
+            // sin_port and sin6_port sit at the same offset, in network order.
+            Int(UInt16(raw[2]) << 8 | UInt16(raw[3]))
         }
     }
-
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 }
 
-/// One connection of a loop; touched only by its loop's thread.
+/// One connection of a loop; only its loop's thread touches it.
 final class EpollConnection {
+    enum Stage {
+        /// Waiting for (or reading) a request's head.
+        case head
+        /// Reading a request's body (`pendingRequest` holds its head's parts).
+        case body
+        /// The request's answer is awaited; nothing more is read meanwhile.
+        case waiting
+    }
+
+    /// A request whose head was read, while its body arrives.
+    struct PendingRequest {
+        var method: String
+        var isHead: Bool
+        var route: RouteCache.Entry?
+        var values: PackedValues
+        var keepAlive: Bool
+        var isHTTP10: Bool
+        var bodyRemaining: Int
+        var chunked: ChunkedBodyDecoder?
+    }
+
     let descriptor: Int32
     let remoteIP: IPAddress
-    /// Bytes received and not yet parsed (only when a request arrived in pieces).
-    var pending: [UInt8] = []
-    /// Bytes of answers not yet taken by the socket.
+    var stage = Stage.head
+    /// Bytes received and not read yet (only when a request arrived in pieces, or behind a waiting one).
+    var received: [UInt8] = []
+    /// Bytes of answers the socket has not taken yet.
     var unsent: [UInt8] = []
-    /// The request whose answer is awaited; no further request is parsed meanwhile.
+    var pending: PendingRequest?
+    var body: [UInt8] = []
+    /// The request awaiting its answer, with what its answer needs to know.
     var waiting: RequestContext?
-    /// Edge-triggered: readable while waiting, read once the answer went out.
-    var readPending = false
+    var waitingKeepAlive = true
+    var waitingIsHead = false
+    var waitingIsHTTP10 = false
+    /// When the connection became ready for a head (accepted, or its last answer queued), or its body began.
+    var stageStartedAt: UInt64
+    var lastActivity: UInt64
+    /// Close once the answers queued are sent (nothing more is read).
     var closeAfterWrite = false
-    var keepAliveOfWaiting = true
+    /// Readable while it could not be read (edge-triggered: read once it can be).
+    var readPending = false
     var closed = false
+    /// Counted in the server's active requests (a head read, no answer queued yet).
+    var requestActive = false
 
-    init(descriptor: Int32, remoteIP: IPAddress) {
+    init(descriptor: Int32, remoteIP: IPAddress, now: UInt64) {
         self.descriptor = descriptor
         self.remoteIP = remoteIP
+        stageStartedAt = now
+        lastActivity = now
     }
 }
 
-/// One thread's loop.
+/// One loop and its thread. Everything not marked shared is touched by the loop's thread alone.
 final class EpollLoop: @unchecked Sendable {
-    unowned let engine: EpollEngine
-    let listening: Int32
-    let epoll: Int32
-    let wake: Int32
+    unowned(unsafe) let engine: EpollEngine
+    private unowned(unsafe) let server: HTTPServer
+    private let configuration: HTTPServerConfiguration
+    /// The engine's listening socket while this loop polls it (-1 once it stopped listening; the engine closes it).
+    private var listening: Int32
+    private let listeningStopped = Atomic<Bool>(false)
+    private var listeningPaused = false
+    private let epoll: Int32
+    private let wake: Int32
     private var connections: [Int32: EpollConnection] = [:]
-    /// Answered requests handed over by other threads.
+    /// Shared: answered requests handed back by other threads.
     private let resumed = Locked<[RequestContext]>([])
+    /// Shared: the loop was woken and has not drained `resumed` since.
     private let wakePending = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
-    private var input = [UInt8](repeating: 0, count: 65536)
-    private var output = ByteWriter(capacity: 16384)
-    private var packing = ByteWriter(capacity: 4096)
-    private var dateSecond = 0
-    /// Header blocks rendered lately, by the storage of the field array they came from (held, so that the storage
-    /// cannot be freed and its address taken by another array).
-    private var renderedFields: [[HTTPHeader]] = []
-    private var renderedBlocks: [[UInt8]] = []
-    private var nextRendered = 0
+    private let inputCapacity = 64 * 1024
+    private let input: UnsafeMutableRawPointer
+    private var output = ByteWriter(capacity: 16 * 1024)
+    private var packing = ByteWriter(capacity: 4 * 1024)
+    private var now: UInt64 = 0
+    private var nextSweep: UInt64 = 0
+    private var dateSecond = -1
     private var dateLine: [UInt8] = []
+    /// Header blocks rendered lately, keyed by the storage of the field list they came from, which is held so that
+    /// its address cannot be another list's (an answer's constant fields are one shared array).
+    private var renderedFields: [[HTTPHeader]] = []
+    private var renderedBlocks: [(bytes: [UInt8], closes: Bool)] = []
+    private var nextRendered = 0
+    private let headerLimit: Int
+    private let headTimeout: UInt64
+    private let bodyTimeout: UInt64
+    private let inactivityTimeout: UInt64
 
-    static let listenToken: UInt64 = 0
-    static let wakeToken: UInt64 = 1
+    private static let listenToken: UInt64 = 0
+    private static let wakeToken: UInt64 = 1
+    private static let sweepInterval: UInt64 = 100
 
     init(engine: EpollEngine, listening: Int32) {
         self.engine = engine
+        server = engine.server
+        configuration = engine.configuration
         self.listening = listening
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = Self.listenToken
-        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, listening, &event)
-        event.data.u64 = Self.wakeToken
-        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
+        input = UnsafeMutableRawPointer.allocate(byteCount: inputCapacity, alignment: 16)
+        headerLimit = max(4096, configuration.maxHeaderBytes)
+        headTimeout = UInt64(max(0, configuration.requestHeaderTimeoutSeconds)) * 1000
+        bodyTimeout = UInt64(max(0, configuration.requestBodyTimeoutSeconds)) * 1000
+        inactivityTimeout = UInt64(max(0, configuration.connectionTimeoutSeconds)) * 1000
+        if epoll >= 0 && wake >= 0 {
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue
+            event.data.u64 = Self.listenToken
+            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, listening, &event)
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = Self.wakeToken
+            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
+        }
     }
 
-    func requestStop() {
-        stopping.store(true, ordering: .relaxed)
+    deinit {
+        input.deallocate()
+    }
+
+    /// Whether the loop has its epoll set and eventfd.
+    var isReady: Bool { epoll >= 0 && wake >= 0 }
+
+    private func wakeUp() {
         var one: UInt64 = 1
         _ = Glibc.write(wake, &one, 8)
     }
 
-    /// Called from any thread once a waiting request has its answer.
-    func resume(_ context: RequestContext) {
-        resumed.withLock { $0.append(context) }
-        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
-            var one: UInt64 = 1
-            _ = Glibc.write(wake, &one, 8)
-        }
+    /// From any thread: the listening socket was shut down (see ``EpollEngine/stopListening()``); the loop lets go
+    /// of it.
+    func stopListening() {
+        listeningStopped.store(true, ordering: .releasing)
+        wakeUp()
     }
 
+    /// From any thread: close everything and end the loop.
+    func requestStop() {
+        stopping.store(true, ordering: .releasing)
+        wakeUp()
+    }
+
+    /// From any thread: `context`'s answer is ready (its phase holds it); the loop sends it.
+    func resume(_ context: RequestContext) {
+        resumed.withLock { $0.append(context) }
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { wakeUp() }
+    }
+
+    // MARK: - The loop
+
     func run() {
+        mvvmr_name_current_thread("MicroHTTP-loop")
         let capacity = 256
-        var events = [epoll_event](repeating: epoll_event(), count: capacity)
-        while !stopping.load(ordering: .relaxed) {
-            let count = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32(capacity), 1000) }
-            if count <= 0 { continue }
-            for index in 0..<Int(count) {
-                let event = events[index]
-                switch event.data.u64 {
-                case Self.listenToken: accept()
-                case Self.wakeToken: drainResumed()
-                default:
-                    let descriptor = Int32(truncatingIfNeeded: event.data.u64 >> 8)
-                    guard let connection = connections[descriptor] else { continue }
-                    if event.events & EPOLLOUT.rawValue != 0 { flush(connection) }
-                    if event.events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-                        readable(connection)
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        now = Self.milliseconds()
+        nextSweep = now + Self.sweepInterval
+        while !stopping.load(ordering: .acquiring) {
+            let timeout = Int32(clamping: nextSweep > now ? nextSweep - now : 0)
+            let count = epoll_wait(epoll, events, Int32(capacity), timeout)
+            now = Self.milliseconds()
+            if count > 0 {
+                for index in 0..<Int(count) {
+                    let event = events[index]
+                    switch event.data.u64 {
+                    case Self.listenToken:
+                        accept()
+                    case Self.wakeToken:
+                        drainResumed()
+                    default:
+                        guard let connection = connections[Int32(truncatingIfNeeded: event.data.u64 >> 8)] else { continue }
+                        let flags = event.events
+                        if flags & EPOLLOUT.rawValue != 0 { flush(connection) }
+                        if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                            readable(connection)
+                        }
                     }
                 }
             }
+            if now >= nextSweep {
+                sweep()
+                nextSweep = now + Self.sweepInterval
+            }
         }
-        for (_, connection) in connections { close(connection.descriptor) }
-        connections = [:]
-        close(listening)
+        for connection in Array(connections.values) { closeConnection(connection) }
+        drainResumed()
+        closeListening()
         close(epoll)
         close(wake)
     }
 
+    private static func milliseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
+    }
+
+    private static func token(of descriptor: Int32) -> UInt64 {
+        UInt64(UInt32(bitPattern: descriptor)) << 8 | 2
+    }
+
+    private func closeListening() {
+        guard listening >= 0 else { return }
+        var unused = epoll_event()
+        if !listeningPaused { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listening, &unused) }
+        listening = -1
+    }
+
     private func accept() {
-        while true {
+        if listeningStopped.load(ordering: .acquiring) {
+            closeListening()
+            return
+        }
+        // A few at a time, so that the other loops take their share of a burst.
+        var accepted = 0
+        while listening >= 0 && accepted < 4 {
+            accepted += 1
+            if engine.openConnections.load(ordering: .relaxed) >= max(1, configuration.maxConnections) {
+                // At the limit: leave the rest in the backlog until a connection closes.
+                pauseListening()
+                return
+            }
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let descriptor = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.accept(listening, $0, &length)
-                }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mvvmr_accept_connection(listening, $0, &length) }
             }
-            guard descriptor >= 0 else { return }
-            _ = fcntl(descriptor, F_SETFL, O_NONBLOCK)
+            guard descriptor >= 0 else {
+                if errno == EINVAL { closeListening() }  // shut down by stopListening
+                return
+            }
+            let ip = Self.address(of: &address)
+            guard engine.admitConnection(from: ip) else {
+                close(descriptor)
+                continue
+            }
             var one: Int32 = 1
             _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let ip: IPAddress = withUnsafeBytes(of: &address) { raw in
-                let family = raw.load(as: sa_family_t.self)
-                if family == sa_family_t(AF_INET) { return IPAddress(bytes: raw[4..<8]) }
-                return IPAddress(bytes: raw[8..<24])
-            }
-            let connection = EpollConnection(descriptor: descriptor, remoteIP: ip)
-            connections[descriptor] = connection
+            let connection = EpollConnection(descriptor: descriptor, remoteIP: ip, now: now)
             var event = epoll_event()
             event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-            event.data.u64 = UInt64(UInt32(bitPattern: descriptor)) << 8 | 2
-            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event)
+            event.data.u64 = Self.token(of: descriptor)
+            guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
+                close(descriptor)
+                engine.releaseConnection(from: ip)
+                continue
+            }
+            connections[descriptor] = connection
+            engine.openConnections.add(1, ordering: .relaxed)
         }
     }
 
+    private func pauseListening() {
+        guard !listeningPaused, listening >= 0 else { return }
+        var unused = epoll_event()
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listening, &unused)
+        listeningPaused = true
+    }
+
+    private func resumeListeningIfRoom() {
+        guard listeningPaused, listening >= 0,
+            engine.openConnections.load(ordering: .relaxed) < max(1, configuration.maxConnections)
+        else { return }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue
+        event.data.u64 = Self.listenToken
+        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, listening, &event)
+        listeningPaused = false
+    }
+
+    private static func address(of storage: inout sockaddr_storage) -> IPAddress {
+        withUnsafeBytes(of: &storage) { raw in
+            let family = Int32(raw.load(as: sa_family_t.self))
+            if family == AF_INET { return IPAddress(bytes: raw[4..<8]) }
+            if family == AF_INET6 { return IPAddress(bytes: raw[8..<24]) }
+            return .unknown
+        }
+    }
+
+    /// Closes `connection` (its socket, its place in the limits); a request it was waiting for is completed when
+    /// its answer comes (and finds the connection closed).
     private func closeConnection(_ connection: EpollConnection) {
         guard !connection.closed else { return }
         connection.closed = true
         connections[connection.descriptor] = nil
+        var unused = epoll_event()
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.descriptor, &unused)
         close(connection.descriptor)
+        engine.releaseConnection(from: connection.remoteIP)
+        engine.openConnections.subtract(1, ordering: .relaxed)
+        if connection.requestActive && connection.waiting == nil {
+            connection.requestActive = false
+            server.requestEnded()
+        }
+        connection.received = []
+        connection.unsent = []
+        resumeListeningIfRoom()
     }
 
+    /// Closes `connection` for missing a deadline.
+    private func cut(_ connection: EpollConnection) {
+        server.connectionsCutByEngine.add(1, ordering: .relaxed)
+        closeConnection(connection)
+    }
+
+    /// Deadlines and inactivity.
+    private func sweep() {
+        if listeningStopped.load(ordering: .acquiring) { closeListening() }
+        resumeListeningIfRoom()
+        for connection in Array(connections.values) {
+            if connection.stage == .waiting { continue }
+            switch connection.stage {
+            case .head where headTimeout > 0 && connection.unsent.isEmpty && now &- connection.stageStartedAt >= headTimeout:
+                cut(connection)
+                continue
+            case .body where bodyTimeout > 0 && now &- connection.stageStartedAt >= bodyTimeout:
+                cut(connection)
+                continue
+            default:
+                break
+            }
+            if inactivityTimeout > 0 && now &- connection.lastActivity >= inactivityTimeout { closeConnection(connection) }
+        }
+    }
+
+    // MARK: - Reading
+
     private func readable(_ connection: EpollConnection) {
-        if connection.waiting != nil {
+        if connection.stage == .waiting || connection.closeAfterWrite || !connection.unsent.isEmpty {
+            // Read once the answer is out (or never: the connection closes after it). A client that hung up
+            // is seen then, or by the answer's send.
             connection.readPending = true
             return
         }
+        connection.readPending = false
         while !connection.closed {
-            let received = input.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, 0) }
+            let received = recv(connection.descriptor, input, inputCapacity, 0)
             if received == 0 {
                 closeConnection(connection)
                 return
@@ -308,232 +475,266 @@ final class EpollLoop: @unchecked Sendable {
                 if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(connection) }
                 return
             }
-            output.count = 0
-            if connection.pending.isEmpty {
-                let used = input.withUnsafeBytes { parse(UnsafeRawBufferPointer(rebasing: $0[0..<received]), connection) }
-                if used < received && !connection.closed { connection.pending = Array(input[used..<received]) }
+            connection.lastActivity = now
+            if connection.received.isEmpty {
+                let used = consume(UnsafeRawBufferPointer(start: input, count: received), connection)
+                if used < received && !connection.closed && !connection.closeAfterWrite {
+                    connection.received = Array(UnsafeRawBufferPointer(start: input + used, count: received - used))
+                }
             } else {
-                connection.pending.append(contentsOf: input[0..<received])
-                let bytes = connection.pending
-                let used = bytes.withUnsafeBytes { parse($0, connection) }
-                connection.pending = used < bytes.count ? Array(bytes[used...]) : []
+                connection.received.append(contentsOf: UnsafeRawBufferPointer(start: input, count: received))
+                consumeReceived(connection)
             }
             send(connection)
-            if connection.waiting != nil {
-                // More bytes may wait in the socket: read them once the answer is out.
-                if received == input.count { connection.readPending = true }
+            if connection.stage == .waiting || connection.closeAfterWrite || !connection.unsent.isEmpty {
+                // Edge-triggered: bytes may still wait in the socket; they are read after the answer.
+                if received == inputCapacity { connection.readPending = true }
                 return
             }
-            // A short read emptied the socket: the next bytes raise a new edge.
-            if received < input.count { return }
+            // A short read emptied the socket: its next bytes raise a new edge.
+            if received < inputCapacity { return }
         }
     }
 
-    /// Parses and answers whole requests in `bytes`; returns how many bytes were used.
-    private func parse(_ bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int {
+    /// Reads what `connection.received` holds.
+    private func consumeReceived(_ connection: EpollConnection) {
+        let bytes = connection.received
+        connection.received = []
+        let used = bytes.withUnsafeBytes { consume($0, connection) }
+        if used < bytes.count && !connection.closed && !connection.closeAfterWrite {
+            connection.received = Array(bytes[used...])
+        }
+    }
+
+    /// Reads and answers the requests in `bytes`, until one is incomplete or waits for its answer.
+    /// - Returns: how many bytes were used.
+    private func consume(_ bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int {
         var offset = 0
-        while offset < bytes.count, connection.waiting == nil, !connection.closeAfterWrite {
-            guard let used = request(UnsafeRawBufferPointer(rebasing: bytes[offset...]), connection) else { break }
-            offset += used
+        while offset < bytes.count && connection.stage != .waiting && !connection.closeAfterWrite && !connection.closed {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            switch connection.stage {
+            case .head:
+                switch RequestHead.read(rest, headerLimit: headerLimit, maxBodyBytes: configuration.maxBodyBytes, packing: &packing) {
+                case .incomplete:
+                    return offset
+                case .refused(let error):
+                    refuse(error, connection)
+                    return bytes.count
+                case .complete(let head):
+                    offset += head.length
+                    begin(head, in: rest, connection)
+                }
+            case .body:
+                offset += readBody(UnsafeRawBufferPointer(rebasing: bytes[offset...]), connection)
+            case .waiting:
+                return offset
+            }
         }
         return offset
     }
 
-    /// Handles the request at the start of `bytes`; returns its length, or nil when it is not all here.
-    private func request(_ bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int? {
-        guard let base = bytes.baseAddress else { return nil }
-        let limit = max(4096, engine.configuration.maxHeaderBytes)
-        guard let headEnd = Self.headEnd(base, bytes.count) else {
-            if bytes.count > limit { fail(.headerFieldsTooLarge(limit: limit), connection) }
-            return nil
-        }
-        let headLength = base.distance(to: UnsafeRawPointer(headEnd)) + 4
-        if headLength > limit {
-            fail(.headerFieldsTooLarge(limit: limit), connection)
-            return nil
-        }
-        let head = UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: headLength - 2)
-        // Request line.
-        var index = 0
-        while index < head.count && head[index] != 0x20 { index += 1 }
-        let methodRange = 0..<index
-        index += 1
-        let targetStart = index
-        while index < head.count && head[index] != 0x20 && head[index] != 0x0D { index += 1 }
-        let targetRange = targetStart..<index
-        index += 1
-        let versionStart = index
-        while index < head.count && head[index] != 0x0D { index += 1 }
-        let versionRange = versionStart..<index
-        index += 2
-        guard !methodRange.isEmpty, !targetRange.isEmpty, versionRange.count == 8,
-            head[versionStart] == UInt8(ascii: "H"), head[versionStart + 5] == UInt8(ascii: "1")
-        else {
-            fail(.malformedRequest(.invalidFieldName), connection)
-            return nil
-        }
-        let http10 = head[versionStart + 7] == UInt8(ascii: "0")
-        // Header fields, packed as the C shim packs them.
-        packing.count = 0
-        var contentLength = 0
-        var keepAlive = !http10
-        var pathEnd = targetRange.upperBound
-        var scan = targetRange.lowerBound
-        while scan < targetRange.upperBound && head[scan] != UInt8(ascii: "?") { scan += 1 }
-        pathEnd = scan
-        while index < head.count {
-            let lineStart = index
-            let lineEnd = memchr(base + lineStart, 0x0D, head.count - lineStart).map { base.distance(to: UnsafeRawPointer($0)) } ?? head.count
-            index = lineEnd + 2
-            guard let colonAt = memchr(base + lineStart, 0x3A, lineEnd - lineStart) else { continue }
-            let colon = base.distance(to: UnsafeRawPointer(colonAt))
-            var valueStart = colon + 1
-            while valueStart < lineEnd && (head[valueStart] == 0x20 || head[valueStart] == 0x09) { valueStart += 1 }
-            var valueEnd = lineEnd
-            while valueEnd > valueStart && (head[valueEnd - 1] == 0x20 || head[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-            let keyLength = colon - lineStart
-            let valueLength = valueEnd - valueStart
-            packing.append(byte: 1)
-            packing.append(UInt32(keyLength))
-            packing.append(UInt32(valueLength))
-            packing.append(base + lineStart, keyLength)
-            packing.append(base + valueStart, valueLength)
-            if keyLength == 14, head[lineStart] | 0x20 == UInt8(ascii: "c"), head[lineStart + 8] | 0x20 == UInt8(ascii: "l") {
-                var value = 0
-                for position in valueStart..<valueEnd {
-                    let digit = Int(head[position]) - 48
-                    guard digit >= 0 && digit <= 9 else { break }
-                    value = value > (Int.max - 9) / 10 ? Int.max : value * 10 + digit
-                }
-                contentLength = value
-            } else if keyLength == 10, head[lineStart] | 0x20 == UInt8(ascii: "c"), head[lineStart + 3] | 0x20 == UInt8(ascii: "n") {
-                let first = valueLength > 0 ? head[valueStart] | 0x20 : 0
-                if first == UInt8(ascii: "c") { keepAlive = false }
-                if first == UInt8(ascii: "k") { keepAlive = true }
+    /// Starts the request whose head was read from `bytes`: routes it, and reads its body (or dispatches it).
+    private func begin(_ head: RequestHead, in bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) {
+        connection.requestActive = true
+        server.requestBegan()
+        let methodBytes = UnsafeBufferPointer(rebasing: bytes.bindMemory(to: UInt8.self)[head.method])
+        let method = Self.methodName(methodBytes)
+        let route = server.routed(UnsafeBufferPointer(rebasing: bytes.bindMemory(to: UInt8.self)[head.path]), method: method)
+        var request = EpollConnection.PendingRequest(
+            method: method, isHead: method == "HEAD", route: route, values: head.values, keepAlive: head.keepAlive,
+            isHTTP10: head.isHTTP10, bodyRemaining: 0, chunked: nil)
+        switch head.framing {
+        case .noBody:
+            connection.pending = request
+            dispatch(connection, body: [])
+            return
+        case .contentLength(let length):
+            if length == 0 {
+                connection.pending = request
+                dispatch(connection, body: [])
+                return
             }
+            request.bodyRemaining = Int(length)
+        case .chunked:
+            request.chunked = ChunkedBodyDecoder(limit: configuration.maxBodyBytes)
         }
-        let values = PackedValues(bytes: Array(UnsafeBufferPointer(start: packing.base, count: packing.count)))
-        switch RequestFraming.read(values) {
-        case .failure(let problem):
-            fail(.malformedRequest(problem), connection)
-            return nil
-        case .success(.chunked):
-            fail(.malformedRequest(.unsupportedTransferEncoding), connection)
-            return nil
-        case .success:
-            break
-        }
-        if contentLength > engine.configuration.maxBodyBytes {
-            fail(.payloadTooLarge(limit: engine.configuration.maxBodyBytes), connection)
-            return nil
-        }
-        guard bytes.count - headLength >= contentLength else { return nil }
-        let body: [UInt8] = contentLength == 0 ? [] : Array(UnsafeRawBufferPointer(rebasing: bytes[headLength..<headLength + contentLength]))
-        let rawPath = UnsafeBufferPointer(rebasing: head[targetRange.lowerBound..<pathEnd])
-        let method = Self.methodName(UnsafeBufferPointer(rebasing: head[methodRange]))
-        if !keepAlive { connection.closeAfterWrite = true }
-        dispatch(method: method, rawPath: rawPath, values: values, body: body, connection, keepAlive: keepAlive)
-        return headLength + contentLength
+        connection.pending = request
+        connection.stage = .body
+        connection.stageStartedAt = now
+        connection.body = []
+        if head.expectsContinue && bytes.count == head.length { output.append("HTTP/1.1 100 Continue\r\n\r\n") }
     }
 
-    /// Where the first CR LF CR LF starts in `count` bytes at `base`.
-    private static func headEnd(_ base: UnsafeRawPointer, _ count: Int) -> UnsafeRawPointer? {
-        var offset = 3
-        let bytes = base.assumingMemoryBound(to: UInt8.self)
-        while offset < count {
-            guard let found = memchr(base + offset, 0x0A, count - offset) else { return nil }
-            let at = base.distance(to: UnsafeRawPointer(found))
-            if bytes[at - 1] == 0x0D && bytes[at - 2] == 0x0A && bytes[at - 3] == 0x0D { return base + (at - 3) }
-            offset = at + 2
+    /// Reads body bytes of the pending request; dispatches it once whole.
+    /// - Returns: how many bytes were used.
+    private func readBody(_ bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int {
+        guard var request = connection.pending else { return bytes.count }
+        if var decoder = request.chunked {
+            let progress = decoder.read(bytes)
+            switch progress {
+            case .needsMore:
+                request.chunked = decoder
+                connection.pending = request
+                return bytes.count
+            case .complete(let used):
+                let body = decoder.takeBody()
+                request.chunked = nil
+                connection.pending = request
+                dispatch(connection, body: body)
+                return used
+            case .tooLarge:
+                refuse(.payloadTooLarge(limit: configuration.maxBodyBytes), connection)
+                return bytes.count
+            case .malformed:
+                refuse(.malformedRequest(.invalidChunkedBody), connection)
+                return bytes.count
+            }
         }
-        return nil
+        let taken = min(request.bodyRemaining, bytes.count)
+        if connection.body.isEmpty && taken == request.bodyRemaining {
+            // The whole body in one piece, as nearly always.
+            connection.body = Array(UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
+        } else {
+            if connection.body.isEmpty { connection.body.reserveCapacity(request.bodyRemaining) }
+            connection.body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
+        }
+        request.bodyRemaining -= taken
+        connection.pending = request
+        if request.bodyRemaining == 0 {
+            let body = connection.body
+            connection.body = []
+            dispatch(connection, body: body)
+        }
+        return taken
     }
 
     private static func methodName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        if bytes.count == 4 && bytes[0] == UInt8(ascii: "P") && bytes[1] == UInt8(ascii: "O") { return "POST" }
-        if bytes.count == 3 && bytes[0] == UInt8(ascii: "G") && bytes[1] == UInt8(ascii: "E") && bytes[2] == UInt8(ascii: "T") { return "GET" }
-        return String(decoding: bytes, as: UTF8.self)
+        switch bytes.count {
+        case 3 where bytes[0] == UInt8(ascii: "G") && bytes[1] == UInt8(ascii: "E") && bytes[2] == UInt8(ascii: "T"): "GET"
+        case 4 where bytes[0] == UInt8(ascii: "P") && bytes[1] == UInt8(ascii: "O") && bytes[2] == UInt8(ascii: "S")
+            && bytes[3] == UInt8(ascii: "T"): "POST"
+        case 4 where bytes[0] == UInt8(ascii: "H") && bytes[1] == UInt8(ascii: "E") && bytes[2] == UInt8(ascii: "A")
+            && bytes[3] == UInt8(ascii: "D"): "HEAD"
+        default: String(decoding: bytes, as: UTF8.self)
+        }
     }
 
-    private func fail(_ error: HTTPError, _ connection: EpollConnection) {
-        connection.closeAfterWrite = true
-        write(error.response, keepAlive: false)
+    /// Answers `error` and closes the connection after it: nothing more it sent is read.
+    private func refuse(_ error: HTTPError, _ connection: EpollConnection) {
+        if !connection.requestActive {
+            connection.requestActive = true
+            server.requestBegan()
+        }
+        connection.pending = nil
+        connection.body = []
+        connection.received = []
+        queue(error.response, connection, keepAlive: false, isHead: false, isHTTP10: false)
     }
 
-    private func routed(_ rawPath: UnsafeBufferPointer<UInt8>, method: String) -> RouteCache.Entry? {
-        let owner = engine.routeCacheOwner
-        let cache = rawPath.count <= RouteCache.longestPath ? RouteCache.forCurrentThread : nil
-        let hash = cache == nil ? 0 : RouteCache.hash(rawPath)
-        if let kept = cache?.entry(owner: owner, bytes: rawPath, hash: hash, method: method) { return kept }
-        guard let segments = try? PercentDecoding.pathSegments(of: rawPath) else { return nil }
-        let entry = RouteCache.Entry(
-            owner: owner, bytes: cache == nil ? [] : Array(rawPath), hash: hash, method: method,
-            rawPath: String(decoding: rawPath, as: UTF8.self), segments: segments,
-            resolution: engine.router.resolve(method: method, segments: segments))
-        cache?.keep(entry)
-        return entry
-    }
+    // MARK: - Dispatch
 
-    private func dispatch(
-        method: String, rawPath: UnsafeBufferPointer<UInt8>, values: PackedValues, body: [UInt8],
-        _ connection: EpollConnection, keepAlive: Bool
-    ) {
-        guard let route = routed(rawPath, method: method) else {
-            write(HTTPError.invalidPath.response, keepAlive: keepAlive)
+    private func dispatch(_ connection: EpollConnection, body: [UInt8]) {
+        guard let request = connection.pending else { return }
+        connection.pending = nil
+        connection.stage = .head
+        let keepAlive = request.keepAlive
+        guard let route = request.route else {
+            queue(HTTPError.invalidPath.response, connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
             return
         }
         switch route.resolution {
         case .notFound:
-            write(HTTPError.notFound.response, keepAlive: keepAlive)
+            queue(HTTPError.notFound.response, connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
         case .methodNotAllowed(let allowed):
-            write(HTTPError.methodNotAllowed(allowed: allowed).response, keepAlive: keepAlive)
+            queue(
+                HTTPError.methodNotAllowed(allowed: allowed).response, connection, keepAlive: keepAlive, isHead: request.isHead,
+                isHTTP10: request.isHTTP10)
         case .matched(let handler, let parameters):
-            let requestValues = RequestValues(packed: values)
-            let request = HTTPRequest(
-                method: method, rawPath: route.rawPath, pathSegments: route.segments, pathParameters: parameters,
-                query: requestValues.query, headers: requestValues.headers, cookies: requestValues.cookies, body: body,
+            let values = RequestValues(packed: request.values)
+            let httpRequest = HTTPRequest(
+                method: request.method, rawPath: route.rawPath, pathSegments: route.segments, pathParameters: parameters,
+                query: values.query, headers: values.headers, cookies: values.cookies, body: body,
                 remoteIP: connection.remoteIP)
             switch handler {
             case .synchronous(let handle):
-                let response = (try? handle(request)) ?? HTTPError.internalError.response
-                write(response, keepAlive: keepAlive)
+                let response: HTTPResponse
+                do {
+                    response = try handle(httpRequest)
+                } catch {
+                    response = HTTPServer.response(for: error)
+                }
+                queue(response, connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
             case .asynchronous(let handle):
-                let context = waitingContext(connection, keepAlive: keepAlive)
+                let context = RequestContext(loop: self)
                 context.beginWaiting()
+                guard server.waiting.admit(context) else {
+                    queue(HTTPError.draining.response, connection, keepAlive: false, isHead: request.isHead, isHTTP10: request.isHTTP10)
+                    return
+                }
+                context.isListedAsWaiting = true
+                wait(for: context, connection, request)
                 Task {
-                    let response = (try? await handle(request)) ?? HTTPError.internalError.response
+                    let response: HTTPResponse
+                    do {
+                        response = try await handle(httpRequest)
+                    } catch {
+                        response = HTTPServer.response(for: error)
+                    }
                     HTTPServer.complete(context, with: response)
                 }
             case .deferred(let handle):
-                let context = RequestContext(connection: ConnectionHandle(pointer: OpaquePointer(bitPattern: 1)!))
-                context.loop = self
+                guard server.waiting.isAdmitting else {
+                    queue(HTTPError.draining.response, connection, keepAlive: false, isHead: request.isHead, isHTTP10: request.isHTTP10)
+                    return
+                }
+                let context = RequestContext(loop: self)
                 context.beginWaiting(.handling)
-                let immediate = (try? handle(request, DeferredResponder(context: context))) ?? nil
-                let answer: (HTTPResponse, (any AnyObject & Sendable)?)?? = context.withPhase { phase in
-                    if let answer = HTTPServer.takeAnswer(&phase, immediate: immediate) { return answer }
-                    phase = .waiting
-                    return nil
+                let immediate: HTTPResponse?
+                do {
+                    immediate = try handle(httpRequest, DeferredResponder(context: context))
+                } catch {
+                    immediate = HTTPServer.response(for: error)
                 }
-                if let answer = answer ?? nil {
-                    write(answer.0, keepAlive: keepAlive)
-                } else {
-                    context.epollConnection = connection
-                    connection.waiting = context
-                    connection.keepAliveOfWaiting = keepAlive
+                if let (now, kept) = context.withPhase({ phase in HTTPServer.takeAnswer(&phase, immediate: immediate) }) ?? nil {
+                    _ = kept
+                    queue(now, connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
+                    return
                 }
+                // The answer comes later: listed, so that a stopping server answers it.
+                guard server.waiting.admit(context) else {
+                    let refused = HTTPError.draining.response
+                    let (now, kept) = (context.withPhase { phase in HTTPServer.takeAnswer(&phase, immediate: refused) } ?? nil) ?? (refused, nil)
+                    _ = kept
+                    queue(now, connection, keepAlive: false, isHead: request.isHead, isHTTP10: request.isHTTP10)
+                    return
+                }
+                context.isListedAsWaiting = true
+                wait(for: context, connection, request)
+                // An answer given since the handler returned is in the phase (`.ready`) and was handed to `resume`,
+                // or is handed there once the phase is `.waiting`.
+                let answeredMeanwhile = context.withPhase { phase -> Bool in
+                    if case .handling = phase {
+                        phase = .waiting
+                        return false
+                    }
+                    if case .ready = phase { return true }
+                    return false
+                } ?? false
+                if answeredMeanwhile { resume(context) }
             }
         }
     }
 
-    private func waitingContext(_ connection: EpollConnection, keepAlive: Bool) -> RequestContext {
-        let context = RequestContext(connection: ConnectionHandle(pointer: OpaquePointer(bitPattern: 1)!))
-        context.loop = self
+    private func wait(for context: RequestContext, _ connection: EpollConnection, _ request: EpollConnection.PendingRequest) {
         context.epollConnection = connection
         connection.waiting = context
-        connection.keepAliveOfWaiting = keepAlive
-        return context
+        connection.waitingKeepAlive = request.keepAlive
+        connection.waitingIsHead = request.isHead
+        connection.waitingIsHTTP10 = request.isHTTP10
+        connection.stage = .waiting
     }
 
+    /// Sends the answers handed back by other threads.
     private func drainResumed() {
         var drained: UInt64 = 0
         _ = Glibc.read(wake, &drained, 8)
@@ -545,152 +746,238 @@ final class EpollLoop: @unchecked Sendable {
         }
         for context in contexts {
             guard let connection = context.epollConnection else { continue }
-            context.epollConnection = nil
             let answer = context.withPhase { phase in HTTPServer.takeAnswer(&phase, immediate: nil) } ?? nil
-            guard let (response, _) = answer, connection.waiting === context, !connection.closed else { continue }
+            guard let (response, kept) = answer else { continue }
+            _ = kept
+            context.epollConnection = nil
+            if context.isListedAsWaiting {
+                server.waiting.remove(context)
+                context.isListedAsWaiting = false
+            }
+            guard connection.waiting === context else { continue }
             connection.waiting = nil
-            output.count = 0
-            write(response, keepAlive: connection.keepAliveOfWaiting)
+            connection.stage = .head
+            if connection.closed {
+                // The client left while its answer was awaited.
+                if connection.requestActive {
+                    connection.requestActive = false
+                    server.requestEnded()
+                }
+                continue
+            }
+            queue(
+                response, connection, keepAlive: connection.waitingKeepAlive, isHead: connection.waitingIsHead,
+                isHTTP10: connection.waitingIsHTTP10)
             // Requests that arrived behind it.
-            if !connection.pending.isEmpty {
-                let bytes = connection.pending
-                let used = bytes.withUnsafeBytes { parse($0, connection) }
-                connection.pending = used < bytes.count ? Array(bytes[used...]) : []
-            }
+            if !connection.received.isEmpty && !connection.closeAfterWrite { consumeReceived(connection) }
             send(connection)
-            if connection.waiting == nil && connection.readPending && !connection.closed {
-                connection.readPending = false
-                readable(connection)
-            }
+            if connection.readPending && connection.stage != .waiting && !connection.closed { readable(connection) }
         }
     }
 
     // MARK: - Writing
 
-    private static func reason(_ status: Int) -> StaticString {
-        switch status {
-        case 200: "OK"
-        case 201: "Created"
-        case 204: "No Content"
-        case 304: "Not Modified"
-        case 400: "Bad Request"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 409: "Conflict"
-        case 413: "Content Too Large"
-        case 422: "Unprocessable Content"
-        case 429: "Too Many Requests"
-        case 431: "Request Header Fields Too Large"
-        case 500: "Internal Server Error"
-        case 503: "Service Unavailable"
-        default: "Unknown"
+    /// Queues `response` in this loop's output for `connection` (or hands an event stream its socket).
+    private func queue(_ response: HTTPResponse, _ connection: EpollConnection, keepAlive: Bool, isHead: Bool, isHTTP10: Bool) {
+        if connection.requestActive {
+            connection.requestActive = false
+            server.requestEnded()
         }
-    }
-
-    private func refreshDate() {
-        var now = time_t()
-        time(&now)
-        let second = Int(now)
-        guard second != dateSecond else { return }
-        dateSecond = second
-        var parts = tm()
-        gmtime_r(&now, &parts)
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = strftime(&buffer, 64, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &parts)
-        dateLine = buffer[0..<count].map { UInt8(bitPattern: $0) }
-    }
-
-    /// Appends `response` to this loop's output.
-    private func write(_ response: HTTPResponse, keepAlive: Bool) {
-        guard case .bytes(let body) = response.body else {
-            write(HTTPResponse(status: 501, body: .bytes(Array("event streams: not in the prototype".utf8))), keepAlive: false)
-            return
-        }
-        refreshDate()
-        output.append("HTTP/1.1 ")
-        output.append(decimal: response.status)
-        output.append(byte: 0x20)
-        output.append(Self.reason(response.status))
-        output.append("\r\n")
-        dateLine.withUnsafeBytes { if let base = $0.baseAddress { output.append(base, $0.count) } }
-        appendFields(response.headers)
-        if !keepAlive { output.append("Connection: close\r\n") }
-        output.append("Content-Length: ")
-        output.append(decimal: body.count)
-        output.append("\r\n\r\n")
-        body.withUnsafeBytes { if let base = $0.baseAddress { output.append(base, $0.count) } }
-    }
-
-    private func appendFields(_ headers: HTTPHeaders) {
-        guard let list = headers.fieldList, !list.isEmpty else {
-            for field in headers {
-                output.append(field.name)
-                output.append(": ")
-                output.append(field.value)
+        connection.stage = .head
+        connection.stageStartedAt = now
+        switch response.body {
+        case .bytes(let body):
+            var closes = !keepAlive || server.isDraining
+            writeHead(status: response.status, headers: response.headers, closes: &closes, keepAliveHTTP10: isHTTP10)
+            let hasBody = !(response.status == 204 || response.status == 304 || response.status < 200)
+            if hasBody {
+                output.append("Content-Length: ")
+                output.append(decimal: body.count)
                 output.append("\r\n")
             }
-            return
+            output.append("\r\n")
+            if hasBody && !isHead { body.withUnsafeBytes { if let base = $0.baseAddress { output.append(base, $0.count) } } }
+            if closes { connection.closeAfterWrite = true }
+        case .stream(let stream):
+            takeOver(stream, response: response, connection, isHead: isHead)
         }
+    }
+
+    private func writeHead(status: Int, headers: HTTPHeaders, closes: inout Bool, keepAliveHTTP10: Bool) {
+        refreshDate()
+        let code = UInt32(clamping: max(100, min(999, status)))
+        output.append("HTTP/1.1 ")
+        output.append(decimal: Int(code))
+        output.append(byte: 0x20)
+        if let reason = MHD_get_reason_phrase_for(code) { output.append(UnsafeRawPointer(reason), strlen(reason)) }
+        output.append("\r\n")
+        dateLine.withUnsafeBytes { if let base = $0.baseAddress { output.append(base, $0.count) } }
+        if appendFields(headers) { closes = true }
+        if closes {
+            output.append("Connection: close\r\n")
+        } else if keepAliveHTTP10 {
+            output.append("Connection: keep-alive\r\n")
+        }
+    }
+
+    /// Appends a response's header fields, leaving out those the server writes itself (`Connection`,
+    /// `Content-Length`, `Transfer-Encoding`, `Date`) and any with a CR or LF in it.
+    /// - Returns: whether the fields asked for the connection's close (`Connection: close`).
+    private func appendFields(_ headers: HTTPHeaders) -> Bool {
+        guard let list = headers.fieldList else { return render(headers.fields) }
+        if list.isEmpty { return false }
         let address = list.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
-        for index in renderedFields.indices where renderedFields[index].withUnsafeBufferPointer({ UnsafeRawPointer($0.baseAddress) }) == address {
-            renderedBlocks[index].withUnsafeBytes { if let base = $0.baseAddress { output.append(base, $0.count) } }
-            return
+        for index in renderedFields.indices
+        where renderedFields[index].withUnsafeBufferPointer({ UnsafeRawPointer($0.baseAddress) }) == address {
+            let block = renderedBlocks[index]
+            block.bytes.withUnsafeBytes { if let base = $0.baseAddress { output.append(base, $0.count) } }
+            return block.closes
         }
         let start = output.count
-        for field in list {
+        let closes = render(list)
+        let block = Array(UnsafeRawBufferPointer(rebasing: output.bytes[start...]))
+        if renderedFields.count < 8 {
+            renderedFields.append(list)
+            renderedBlocks.append((block, closes))
+        } else {
+            renderedFields[nextRendered] = list
+            renderedBlocks[nextRendered] = (block, closes)
+            nextRendered = (nextRendered + 1) % 8
+        }
+        return closes
+    }
+
+    private func render(_ fields: [HTTPHeader]) -> Bool {
+        var closes = false
+        for field in fields {
+            let name = field.name.utf8
+            let value = field.value.utf8
+            guard !name.isEmpty, !name.contains(where: { $0 == 13 || $0 == 10 || $0 == 58 }),
+                !value.contains(where: { $0 == 13 || $0 == 10 })
+            else { continue }
+            switch name.count {
+            case 4 where field.name.lowercased() == "date": continue
+            case 10 where field.name.lowercased() == "connection":
+                if field.value.lowercased().contains("close") { closes = true }
+                continue
+            case 14 where field.name.lowercased() == "content-length": continue
+            case 17 where field.name.lowercased() == "transfer-encoding": continue
+            default: break
+            }
             output.append(field.name)
             output.append(": ")
             output.append(field.value)
             output.append("\r\n")
         }
-        let block = Array(UnsafeRawBufferPointer(rebasing: output.bytes[start...]))
-        if renderedFields.count < 4 {
-            renderedFields.append(list)
-            renderedBlocks.append(block)
-        } else {
-            renderedFields[nextRendered] = list
-            renderedBlocks[nextRendered] = block
-            nextRendered = (nextRendered + 1) % 4
-        }
+        return closes
     }
 
-    /// Sends this loop's output on `connection` (what the socket does not take waits for EPOLLOUT).
+    private func refreshDate() {
+        var wall = time_t()
+        time(&wall)
+        let second = Int(wall)
+        guard second != dateSecond else { return }
+        dateSecond = second
+        var date = [CChar](repeating: 0, count: 64)
+        let length = date.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress.map { mvvmr_http_date($0, buffer.count) } ?? 0
+        }
+        dateLine = Array("Date: ".utf8) + date.prefix(length).map { UInt8(bitPattern: $0) } + [13, 10]
+    }
+
+    /// Hands `connection`'s socket to `stream` (see ``HTTPServer/admitTakenOverStream(_:address:)``): answers
+    /// queued before it are sent first.
+    private func takeOver(_ stream: EventStream, response: HTTPResponse, _ connection: EpollConnection, isHead: Bool) {
+        send(connection)
+        guard connection.unsent.isEmpty, !connection.closed else {
+            // Earlier answers the client has not taken: it cannot be given the stream behind them.
+            stream.finish()
+            closeConnection(connection)
+            return
+        }
+        switch server.admitTakenOverStream(stream, address: connection.remoteIP) {
+        case .refused(let error):
+            stream.finish()
+            queue(error.response, connection, keepAlive: true, isHead: isHead, isHTTP10: false)
+            return
+        case .leftToTheLibrary:
+            stream.finish()
+            queue(HTTPError.draining.response, connection, keepAlive: false, isHead: isHead, isHTTP10: false)
+            return
+        case .admitted:
+            break
+        }
+        let socket = mvvmr_duplicate_socket(connection.descriptor)
+        let address = connection.remoteIP
+        let key = ObjectIdentifier(stream)
+        server.requestBegan()  // the stream counts as a request until it is over (released with it)
+        let taken =
+            socket >= 0
+            && stream.takeOver(
+                socket: socket, head: HTTPServer.streamHead(for: response), headOnly: isHead, watcher: server.watcher
+            ) { [weak server] in
+                server?.releaseTakenOverStream(key, address: address)
+            }
+        guard taken else {
+            if socket >= 0 { close(socket) }
+            server.releaseTakenOverStream(key, address: address)
+            closeConnection(connection)
+            return
+        }
+        // The stream owns the socket now, through its duplicate: the loop lets go of its descriptor.
+        closeConnection(connection)
+    }
+
+    /// Sends this loop's output on `connection`; what the socket does not take waits for it to be writable.
     private func send(_ connection: EpollConnection) {
-        guard output.count > 0, !connection.closed else {
-            if connection.closeAfterWrite && connection.unsent.isEmpty && connection.waiting == nil { closeConnection(connection) }
-            return
+        defer { output.count = 0 }
+        guard !connection.closed else { return }
+        if output.count > 0 {
+            if !connection.unsent.isEmpty {
+                connection.unsent.append(contentsOf: output.bytes)
+                return
+            }
+            let sent = Glibc.send(connection.descriptor, output.base, output.count, Int32(MSG_NOSIGNAL))
+            if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                closeConnection(connection)
+                return
+            }
+            let taken = max(0, sent)
+            if taken > 0 { connection.lastActivity = now }
+            if taken < output.count {
+                connection.unsent = Array(UnsafeRawBufferPointer(rebasing: output.bytes[taken...]))
+                setWritableInterest(connection, true)
+                return
+            }
         }
-        if !connection.unsent.isEmpty {
-            connection.unsent.append(contentsOf: output.bytes)
-            output.count = 0
-            return
-        }
-        let sent = Glibc.send(connection.descriptor, output.base, output.count, Int32(MSG_NOSIGNAL))
-        if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK {
-            closeConnection(connection)
-            return
-        }
-        let taken = max(0, sent)
-        if taken < output.count {
-            connection.unsent = Array(UnsafeRawBufferPointer(rebasing: output.bytes[taken...]))
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-            event.data.u64 = UInt64(UInt32(bitPattern: connection.descriptor)) << 8 | 2
-            _ = epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
-        } else if connection.closeAfterWrite {
-            closeConnection(connection)
-        }
-        output.count = 0
+        if connection.closeAfterWrite && connection.unsent.isEmpty && connection.stage != .waiting { closeConnection(connection) }
+    }
+
+    private func setWritableInterest(_ connection: EpollConnection, _ writable: Bool) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue | (writable ? EPOLLOUT.rawValue : 0)
+        event.data.u64 = Self.token(of: connection.descriptor)
+        _ = epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
     }
 
     private func flush(_ connection: EpollConnection) {
-        guard !connection.unsent.isEmpty else { return }
+        guard !connection.unsent.isEmpty, !connection.closed else { return }
         let sent = connection.unsent.withUnsafeBytes { Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         if sent < 0 {
-            if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(connection) }
+            if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { closeConnection(connection) }
             return
         }
+        if sent > 0 { connection.lastActivity = now }
         connection.unsent.removeFirst(sent)
-        if connection.unsent.isEmpty && connection.closeAfterWrite { closeConnection(connection) }
+        guard connection.unsent.isEmpty else { return }
+        setWritableInterest(connection, false)
+        if connection.closeAfterWrite {
+            closeConnection(connection)
+            return
+        }
+        // What arrived while the answers went out.
+        if !connection.received.isEmpty { consumeReceived(connection) }
+        send(connection)
+        if connection.readPending && connection.stage != .waiting && !connection.closed { readable(connection) }
     }
 }

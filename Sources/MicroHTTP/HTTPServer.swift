@@ -37,13 +37,13 @@ public final class HTTPServer: Sendable {
         /// Streams MicroHTTP serves itself (taken over from the library, which no longer counts their
         /// connections), in all and per client address: held to `maxConnections` and `maxConnectionsPerIP`.
         var takenOverStreams = 0
-        /// PROTOTYPE: the epoll engine, when it serves in place of the library.
+        /// MicroHTTP's own engine, when it serves in place of the library (``HTTPServerConfiguration/Engine/epoll``).
         var engine: EpollEngine?
         var takenOverStreamsByAddress: [IPAddress: Int] = [:]
     }
 
     /// Whether a stream may be taken over from the library, as decided under the lifecycle lock.
-    private enum StreamAdmission {
+    enum StreamAdmission {
         case admitted
         /// Over a limit: answered with this error instead of the stream.
         case refused(HTTPError)
@@ -53,22 +53,28 @@ public final class HTTPServer: Sendable {
 
     /// The configuration the server was created with.
     public let configuration: HTTPServerConfiguration
-    private let router: HTTPRouter
+    let router: HTTPRouter
     /// This server's number in the library threads' route caches (``RouteCache``).
     private let routeCacheOwner = RouteCache.newOwner()
     private let lifecycle = Locked(Lifecycle())
     /// The requests waiting for an asynchronous or deferred answer (not in `lifecycle`: every request passes there).
-    private let waiting = WaitingRequests()
+    let waiting = WaitingRequests()
     private let activeRequests = Atomic<Int>(0)
+    /// Connections MicroHTTP's own engine closed for missing a deadline.
+    let connectionsCutByEngine = Atomic<Int>(0)
     private let draining = Atomic<Bool>(false)
     /// Request deadlines, and clients leaving suspended event streams; see ``ConnectionWatcher``.
-    private let watcher: ConnectionWatcher
+    let watcher: ConnectionWatcher
 
     /// Creates a server; nothing listens until ``start()``.
     /// - Parameters:
     ///   - configuration: where to listen and the limits.
     ///   - router: the routes.
     public init(configuration: HTTPServerConfiguration, router: HTTPRouter) {
+        var configuration = configuration
+        if let chosen = getenv("MICROHTTP_ENGINE"), let engine = HTTPServerConfiguration.Engine(rawValue: String(cString: chosen)) {
+            configuration.engine = engine
+        }
         self.configuration = configuration
         self.router = router
         watcher = ConnectionWatcher(
@@ -92,7 +98,9 @@ public final class HTTPServer: Sendable {
     public var openStreamCount: Int { lifecycle.withLock { $0.streams.count } }
 
     /// Connections shut down so far for not delivering a request's headers or body within its deadline.
-    public var connectionsCutForDeadline: Int { watcher.connectionsCut }
+    public var connectionsCutForDeadline: Int {
+        watcher.connectionsCut + connectionsCutByEngine.load(ordering: .relaxed)
+    }
 
     /// Starts listening.
     /// - Throws: ``HTTPServerError`` when the host cannot be parsed, the port cannot be bound, or the
@@ -105,17 +113,6 @@ public final class HTTPServer: Sendable {
         }
         if alreadyStarted { throw HTTPServerError(code: "already_started", message: "The server was already started.") }
         waiting.open()
-        if let engineName = getenv("MICROHTTP_ENGINE"), String(cString: engineName) == "epoll" {
-            let engine = EpollEngine(router: router, configuration: configuration, routeCacheOwner: routeCacheOwner)
-            guard let bound = engine.start() else {
-                throw HTTPServerError(code: "start_failed", message: "epoll engine could not listen")
-            }
-            lifecycle.withLock { state in
-                state.port = bound
-                state.engine = engine
-            }
-            return
-        }
 
         // MHD_USE_TURBO also lets event streams be taken over: without it the library would shut down a stream's
         // socket as it closes the connection (see `takeOver`).
@@ -137,6 +134,24 @@ public final class HTTPServer: Sendable {
         let interval = max(configuration.heartbeatInterval, .milliseconds(10))
         let watching = watcher.start(heartbeatInterval: interval) { [weak self] in self?.sendHeartbeats() }
 
+        if configuration.engine == .epoll {
+            let engine = EpollEngine(server: self, configuration: configuration)
+            let boundPort: Int
+            do {
+                boundPort = try engine.start(address: address)
+            } catch {
+                watcher.stop()
+                lifecycle.withLock { $0.phase = .idle }
+                throw error
+            }
+            let heartbeat = watching ? nil : heartbeatTask(interval: interval)
+            lifecycle.withLock { state in
+                state.engine = engine
+                state.port = boundPort
+                state.heartbeat = heartbeat
+            }
+            return
+        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let daemon: OpaquePointer? = address.withSocketAddress { socketAddress in
             var settings = mvvmr_mhd_settings()
@@ -205,15 +220,7 @@ public final class HTTPServer: Sendable {
         }
         let boundPort = Int(mvvmr_mhd_bound_port(daemon))
         // Heartbeats come from the watcher's thread; only without it from a task.
-        let heartbeat: Task<Void, Never>? =
-            watching
-            ? nil
-            : Task.detached { [weak self] in
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: interval) } catch { return }
-                    self?.sendHeartbeats()
-                }
-            }
+        let heartbeat = watching ? nil : heartbeatTask(interval: interval)
         lifecycle.withLock { state in
             state.daemon = DaemonHandle(pointer: daemon)
             state.port = boundPort
@@ -226,21 +233,13 @@ public final class HTTPServer: Sendable {
     /// 503 `draining`, then closes every connection. Blocks until done; calling it again does nothing.
     /// - Parameter gracePeriod: how long requests in flight may take to finish.
     public func stop(gracePeriod: Duration = .seconds(10)) {
-        if let engine = lifecycle.withLock({ state -> EpollEngine? in
-            let engine = state.engine
-            state.engine = nil
-            return engine
-        }) {
-            engine.stop()
-            return
-        }
-        let stopping: (daemon: DaemonHandle, streams: [EventStream], heartbeat: Task<Void, Never>?)? =
+        let stopping: (daemon: DaemonHandle?, engine: EpollEngine?, streams: [EventStream], heartbeat: Task<Void, Never>?)? =
             lifecycle.withLock { state in
-                guard state.phase == .running, let daemon = state.daemon else { return nil }
+                guard state.phase == .running, state.daemon != nil || state.engine != nil else { return nil }
                 state.phase = .draining
                 let heartbeat = state.heartbeat
                 state.heartbeat = nil
-                return (daemon, Array(state.streams.values), heartbeat)
+                return (state.daemon, state.engine, Array(state.streams.values), heartbeat)
             }
         guard let stopping else { return }
         draining.store(true, ordering: .relaxed)
@@ -248,7 +247,8 @@ public final class HTTPServer: Sendable {
         // New connections are refused from here on. Not with MHD_quiesce_daemon, which races the library's
         // own worker threads and can abort the process; see `mvvmr_mhd_stop_listening`. The descriptor stays
         // the library's (never freed for reuse while its workers name it) until MHD_stop_daemon closes it.
-        _ = mvvmr_mhd_stop_listening(stopping.daemon.pointer)
+        if let daemon = stopping.daemon { _ = mvvmr_mhd_stop_listening(daemon.pointer) }
+        stopping.engine?.stopListening()
         for stream in stopping.streams { stream.end(.serverStopping) }
 
         let clock = ContinuousClock()
@@ -272,11 +272,33 @@ public final class HTTPServer: Sendable {
         let remaining = lifecycle.withLock { state in
             state.phase = .stopped
             state.daemon = nil
+            state.engine = nil
             return Array(state.streams.values)
         }
         for stream in remaining { stream.abandonIfTakenOver() }
-        MHD_stop_daemon(stopping.daemon.pointer)
+        if let daemon = stopping.daemon { MHD_stop_daemon(daemon.pointer) }
+        stopping.engine?.stop()
         watcher.stop()
+    }
+
+    /// Heartbeats from a task, for a server whose watcher thread could not start.
+    private func heartbeatTask(interval: Duration) -> Task<Void, Never> {
+        Task.detached { [weak self] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                self?.sendHeartbeats()
+            }
+        }
+    }
+
+    /// A request began (its head was read) on MicroHTTP's own engine.
+    func requestBegan() {
+        activeRequests.add(1, ordering: .relaxed)
+    }
+
+    /// A request of MicroHTTP's own engine ended (its answer queued, or its connection closed).
+    func requestEnded() {
+        activeRequests.subtract(1, ordering: .relaxed)
     }
 
     /// Raises the process's soft limit on open descriptors (never past the hard limit) so that it can hold
@@ -433,7 +455,7 @@ public final class HTTPServer: Sendable {
 
     /// How `rawPath` is routed for `method`: from this thread's ``RouteCache`` when it routed the same lately, else
     /// decoded and resolved now (and kept). Nil when the path cannot be decoded (never kept: it is answered 400).
-    private func routed(_ rawPath: UnsafeBufferPointer<UInt8>, method: String) -> RouteCache.Entry? {
+    func routed(_ rawPath: UnsafeBufferPointer<UInt8>, method: String) -> RouteCache.Entry? {
         // A path too long to keep, or a thread without a cache, is routed as it comes.
         let cache = rawPath.count <= RouteCache.longestPath ? RouteCache.forCurrentThread : nil
         let hash = cache == nil ? 0 : RouteCache.hash(rawPath)
@@ -556,8 +578,8 @@ public final class HTTPServer: Sendable {
                 phase = .ready(response, kept: kept)
                 if let loop = context.loop {
                     loop.resume(context)
-                } else {
-                    MHD_resume_connection(context.connection.pointer)
+                } else if let connection = context.connection {
+                    MHD_resume_connection(connection.pointer)
                 }
             case .handling:
                 // The deferred handler is still running on the library's thread: it sends this when it returns.
@@ -568,7 +590,7 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    private static func response(for error: any Error) -> HTTPResponse {
+    static func response(for error: any Error) -> HTTPResponse {
         if let httpError = error as? HTTPError { return httpError.response }
         return HTTPError.internalError.response
     }
@@ -697,21 +719,7 @@ public final class HTTPServer: Sendable {
         guard descriptor >= 0 else { return nil }
         let address = Self.remoteIP(of: connection)
         let key = ObjectIdentifier(stream)
-        let limit = max(1, configuration.maxConnections)
-        let limitPerAddress = configuration.maxConnectionsPerIP
-        let admission = lifecycle.withLock { state -> StreamAdmission in
-            guard state.phase == .running else { return .leftToTheLibrary }
-            guard state.takenOverStreams < limit else { return .refused(.streamCapacityReached(limit: limit)) }
-            let fromAddress = state.takenOverStreamsByAddress[address, default: 0]
-            if limitPerAddress > 0 && fromAddress >= limitPerAddress {
-                return .refused(.tooManyStreamsFromAddress(limit: limitPerAddress))
-            }
-            state.takenOverStreams += 1
-            state.takenOverStreamsByAddress[address] = fromAddress + 1
-            state.streams[key] = stream
-            return .admitted
-        }
-        switch admission {
+        switch admitTakenOverStream(stream, address: address) {
         case .leftToTheLibrary:
             return nil
         case .refused(let error):
@@ -740,7 +748,28 @@ public final class HTTPServer: Sendable {
     }
 
     /// Forgets a taken-over stream that is over (or could not be taken over after all).
-    private func releaseTakenOverStream(_ key: ObjectIdentifier, address: IPAddress) {
+    /// Whether `stream`, from `address`, may be served by MicroHTTP itself, under the stream limits; registers it
+    /// when it may.
+    func admitTakenOverStream(_ stream: EventStream, address: IPAddress) -> StreamAdmission {
+        guard watcher.isRunning else { return .leftToTheLibrary }
+        let key = ObjectIdentifier(stream)
+        let limit = max(1, configuration.maxConnections)
+        let limitPerAddress = configuration.maxConnectionsPerIP
+        return lifecycle.withLock { state -> StreamAdmission in
+            guard state.phase == .running else { return .leftToTheLibrary }
+            guard state.takenOverStreams < limit else { return .refused(.streamCapacityReached(limit: limit)) }
+            let fromAddress = state.takenOverStreamsByAddress[address, default: 0]
+            if limitPerAddress > 0 && fromAddress >= limitPerAddress {
+                return .refused(.tooManyStreamsFromAddress(limit: limitPerAddress))
+            }
+            state.takenOverStreams += 1
+            state.takenOverStreamsByAddress[address] = fromAddress + 1
+            state.streams[key] = stream
+            return .admitted
+        }
+    }
+
+    func releaseTakenOverStream(_ key: ObjectIdentifier, address: IPAddress) {
         lifecycle.withLock { state in
             state.streams.removeValue(forKey: key)
             state.takenOverStreams -= 1

@@ -49,6 +49,18 @@ public struct HTTPServerConfiguration: Sendable {
     /// The pending-connection queue length given to `listen`.
     public var listenBacklog: Int = 1024
 
+    /// What reads and writes HTTP: libmicrohttpd (the default), or MicroHTTP's own epoll loops.
+    public enum Engine: String, Sendable {
+        /// libmicrohttpd 0.9.75, through the C shim.
+        case libmicrohttpd
+        /// MicroHTTP's own HTTP/1.1 engine: one epoll loop per thread (docs/HTTP.md, "The epoll engine").
+        case epoll
+    }
+
+    /// The engine; the environment variable `MICROHTTP_ENGINE` (`epoll` or `libmicrohttpd`), when set, overrides
+    /// it for every server of the process (so that a whole test suite or benchmark can run on either).
+    public var engine: Engine = .libmicrohttpd
+
     /// The default configuration: `127.0.0.1:8080`.
     public init() {}
 

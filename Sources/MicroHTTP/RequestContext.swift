@@ -29,7 +29,11 @@ final class RequestContext: @unchecked Sendable {
         case answered
     }
 
-    let connection: ConnectionHandle
+    /// The library's connection (nil under MicroHTTP's own engine).
+    let connection: ConnectionHandle?
+    /// The loop of MicroHTTP's own engine serving the request (nil under libmicrohttpd): an answer given later is
+    /// handed to it.
+    let loop: EpollLoop?
     var body: [UInt8] = []
     /// A response was queued for this request.
     var responded = false
@@ -42,8 +46,7 @@ final class RequestContext: @unchecked Sendable {
     /// decoded when it is dispatched, so the library's list is walked once per request.
     var packedValues: PackedValues?
     var discardedBytes = 0
-    /// PROTOTYPE: the epoll loop serving the request (nil under libmicrohttpd), and its connection while it waits.
-    var loop: EpollLoop?
+    /// The engine's connection while the request waits for its answer (touched by the loop's thread only).
     var epollConnection: EpollConnection?
     /// The phase of an asynchronous or deferred request's answer, behind its own lock, in the context itself (no
     /// object of its own to make and free per request); nil to ``withPhase(_:)`` until ``beginWaiting(_:)``.
@@ -66,6 +69,14 @@ final class RequestContext: @unchecked Sendable {
 
     init(connection: ConnectionHandle) {
         self.connection = connection
+        loop = nil
+        phaseLock = PhaseLock(.handling)
+    }
+
+    /// A request read by a loop of MicroHTTP's own engine.
+    init(loop: EpollLoop) {
+        connection = nil
+        self.loop = loop
         phaseLock = PhaseLock(.handling)
     }
 }

@@ -28,6 +28,10 @@ enum RequestFraming: Equatable, Sendable {
         case whitespaceBeforeColon = "whitespace_before_colon"
         case invalidFieldName = "invalid_field_name"
         case transferEncodingInHTTP10 = "transfer_encoding_in_http_1_0"
+        case invalidRequestLine = "invalid_request_line"
+        case obsoleteLineFolding = "obsolete_line_folding"
+        case invalidFieldValue = "invalid_field_value"
+        case invalidChunkedBody = "invalid_chunked_body"
 
         /// A sentence naming the problem, for the error's `message`.
         var message: String {
@@ -40,6 +44,10 @@ enum RequestFraming: Equatable, Sendable {
             case .whitespaceBeforeColon: "A header field name is followed by whitespace before its colon."
             case .invalidFieldName: "A header field name holds a character that is not allowed in a name."
             case .transferEncodingInHTTP10: "An HTTP/1.0 request cannot carry a Transfer-Encoding."
+            case .invalidRequestLine: "The request line is not 'method target HTTP/1.x'."
+            case .obsoleteLineFolding: "A header field line begins with whitespace (obsolete line folding)."
+            case .invalidFieldValue: "A header field value holds a control character."
+            case .invalidChunkedBody: "The chunked body is not framed as RFC 9112 says."
             }
         }
     }
@@ -106,7 +114,7 @@ enum RequestFraming: Equatable, Sendable {
     /// Whether a byte may stand in a header field name: RFC 9110's `tchar` (digits, letters and
     /// ``!#$%&'*+-.^_`|~``), read from two 64-bit masks of the bytes below 128 instead of a chain of comparisons.
     @inline(__always)
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
+    static func isTokenByte(_ byte: UInt8) -> Bool {
         let belowSixtyFour: UInt64 = 0x03FF_6CFA_0000_0000
         let belowOneTwentyEight: UInt64 = 0x57FF_FFFF_C7FF_FFFE
         switch byte {

@@ -527,10 +527,16 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
             let text = String(decoding: closing.bytes, as: UTF8.self)
             #expect(closing.closed)
             #expect(text.hasPrefix("HTTP/1.1 \(testCase.status) "), "\(text.prefix(120))")
-            #expect(statusLineCount(closing.bytes) == testCase.heads, "\(text.prefix(300))")
             let head = text.components(separatedBy: "\r\n\r\n").first?.lowercased() ?? ""
             #expect(head.contains("\r\nconnection: close"))
-            #expect(!head.contains("content-type"), "the library's own answers carry no Content-Type")
+            if testEngine == .epoll {
+                // MicroHTTP's own engine answers these itself: once, as JSON.
+                #expect(statusLineCount(closing.bytes) == 1, "\(text.prefix(300))")
+                #expect(head.contains("content-type: application/json"))
+            } else {
+                #expect(statusLineCount(closing.bytes) == testCase.heads, "\(text.prefix(300))")
+                #expect(!head.contains("content-type"), "the library's own answers carry no Content-Type")
+            }
             #expect(invocations.value == 0)
         }
     }
@@ -555,9 +561,15 @@ private func exchangeUntilClosed(port: Int, _ bytes: [UInt8]) async throws -> Cl
                     "POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n 0\r\nConnection: close\r\n\r\n")
                 return try connection.readResponse()
             }
-            #expect(response.status == 200)
-            #expect(response.text == "0", "no body was read: the library saw no Content-Length")
+            if testEngine == .epoll {
+                // MicroHTTP's own engine refuses a fold (RFC 9112, 5.2) instead of reading it as the library does.
+                #expect(response.status == 400)
+                #expect(errorProblem(response) == "obsolete_line_folding")
+            } else {
+                #expect(response.status == 200)
+                #expect(response.text == "0", "no body was read: the library saw no Content-Length")
+            }
         }
-        #expect(seen.value == ["Host=x", "Content-Length0=1", "Connection=close"])
+        #expect(seen.value == (testEngine == .epoll ? [] : ["Host=x", "Content-Length0=1", "Connection=close"]))
     }
 }

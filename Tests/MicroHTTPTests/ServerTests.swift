@@ -505,7 +505,13 @@ import Testing
             }
             #expect(closing.closed, "the library closes the connection")
             let text = String(decoding: closing.bytes, as: UTF8.self)
-            if let status = testCase.status {
+            if testEngine == .epoll {
+                // MicroHTTP's own engine answers each of these itself, as JSON (400 where the library says nothing).
+                #expect(text.hasPrefix("HTTP/1.1 \(testCase.status ?? 400) "), "\(text.prefix(80))")
+                #expect(text.contains("\r\nConnection: close\r\n"))
+                #expect(text.contains("\r\nContent-Type: application/json\r\n"))
+                #expect(text.contains(#"{"error":{"code":""#))
+            } else if let status = testCase.status {
                 #expect(text.hasPrefix("HTTP/1.1 \(status) "), "\(text.prefix(80))")
                 #expect(text.contains("\r\nConnection: close\r\n"))
                 // The library's own answers carry no Content-Type.

@@ -287,8 +287,13 @@ struct StaticSite: Sendable {
             #expect(!text.contains(site.secret))
             #expect(!text.contains("TOP-SECRET"))
             let response = try await blocking { try RawHTTP.exchange(port: port, bytes: bytes) }
-            #expect(response.status == attack.status)
-            switch attack.answerer {
+            // MicroHTTP's own engine refuses a request line with a control byte or a space inside its target (400
+            // `malformed_request`) where libmicrohttpd cuts or keeps it.
+            let refusedByEngine = testEngine == .epoll && attack.requestLine.contains { $0 < 0x20 || $0 == 0x7F }
+                || testEngine == .epoll && attack.requestLine.split(separator: 0x20).count > 3
+            let (status, answerer) = refusedByEngine ? (400, Answerer.microHTTP(code: "malformed_request")) : (attack.status, attack.answerer)
+            #expect(response.status == status)
+            switch answerer {
             case .microHTTP(let code):
                 #expect(response.header("Content-Type") == "application/json")
                 #expect(errorCode(response) == code)

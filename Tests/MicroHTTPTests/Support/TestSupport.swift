@@ -269,6 +269,14 @@ func errorCode(_ response: RawResponse) -> String? {
     return error["code"] as? String
 }
 
+/// The `error.details.problem` of a MicroHTTP JSON error body, or `nil`.
+func errorProblem(_ response: RawResponse) -> String? {
+    guard let object = try? jsonObject(response.body), let error = object["error"] as? [String: Any],
+        let details = error["details"] as? [String: Any]
+    else { return nil }
+    return details["problem"] as? String
+}
+
 /// FNV-1a, 64 bits: a checksum both ends compute the same way.
 func fnv1a(_ bytes: [UInt8]) -> UInt64 {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -279,7 +287,15 @@ func fnv1a(_ bytes: [UInt8]) -> UInt64 {
     return hash
 }
 
-/// The ids of the process's libmicrohttpd worker threads (named `MHD-worker` by the library).
+/// The engine every server of this run uses: `MICROHTTP_ENGINE` overrides the configuration's (the suite runs on
+/// each engine in turn; see .ci/run).
+var testEngine: HTTPServerConfiguration.Engine {
+    guard let chosen = getenv("MICROHTTP_ENGINE") else { return HTTPServerConfiguration().engine }
+    return HTTPServerConfiguration.Engine(rawValue: String(cString: chosen)) ?? HTTPServerConfiguration().engine
+}
+
+/// The ids of the process's server threads that poll connections: libmicrohttpd's workers (named `MHD-worker` by
+/// the library), or the loops of MicroHTTP's own engine (`MicroHTTP-loop`).
 func libraryWorkerThreadIDs() -> Set<Int> {
     var identifiers = Set<Int>()
     guard let directory = opendir("/proc/self/task") else { return identifiers }
@@ -287,7 +303,8 @@ func libraryWorkerThreadIDs() -> Set<Int> {
     while let entry = readdir(directory) {
         let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         guard let identifier = Int(name) else { continue }
-        if readSmallFile("/proc/self/task/\(identifier)/comm")?.hasPrefix("MHD-worker") == true {
+        let threadName = readSmallFile("/proc/self/task/\(identifier)/comm") ?? ""
+        if threadName.hasPrefix("MHD-worker") || threadName.hasPrefix("MicroHTTP-loop") {
             identifiers.insert(identifier)
         }
     }
