@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (with AddressSanitizer) from the library sources and runs each for a bounded time.
 # Usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]   (default 25 s each; targets: json-parser request-fields
-# request-target). Exits non-zero when a target finds a crash, a sanitizer report or a violated property.
+# request-target request-head). Exits non-zero when a target finds a crash, a sanitizer report or a violated property.
 #
 #   json-parser     Sources/JSONPatch: the JSON parser, encoder, pointers and the patch engine
 #   request-fields  Sources/MVVMRProtocol's action request (an action body's fields) and
 #                   Sources/MVVMRServer/Protocol/RequestParsing.swift (Last-Event-ID)
 #   request-target  Sources/MicroHTTP: path segments, percent-decoding, the packed headers, cookies and query
+#   request-head    Sources/MicroHTTP's own engine: a request's head read from raw bytes, and a chunked body
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-25}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(json-parser request-fields request-target)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(json-parser request-fields request-target request-head)
 BUILD="Fuzz/.build"
 MODULES="$BUILD/modules"
 mkdir -p "$MODULES"
@@ -52,8 +53,14 @@ build() {
             "${SWIFTC[@]}" "${LINKER[@]}" -module-name RequestTargetFuzz -I "$MODULES" -I Sources/CMicroHTTPD \
                 -L "$MODULES" -lMicroHTTP -lLocking -lmicrohttpd \
                 Fuzz/RequestTargetFuzz.swift -o "$BUILD/request-target-fuzz" ;;
+        request-head)
+            library Locking Sources/Locking/*.swift
+            library MicroHTTP -I Sources/CMicroHTTPD Sources/MicroHTTP/*.swift
+            "${SWIFTC[@]}" "${LINKER[@]}" -module-name RequestHeadFuzz -I "$MODULES" -I Sources/CMicroHTTPD \
+                -L "$MODULES" -lMicroHTTP -lLocking -lmicrohttpd \
+                Fuzz/RequestHeadFuzz.swift -o "$BUILD/request-head-fuzz" ;;
         *)
-            echo "unknown fuzz target $1 (json-parser, request-fields, request-target)" >&2; return 2 ;;
+            echo "unknown fuzz target $1 (json-parser, request-fields, request-target, request-head)" >&2; return 2 ;;
     esac
 }
 

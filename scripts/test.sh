@@ -35,6 +35,7 @@ run_tsan_tests() {
   # starve the timing-sensitive HTTP tests beside them (their deadlines are what they check).
   local options="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/Tests/tsan-suppressions.txt"
   TSAN_OPTIONS="$options" swift test --skip-build "${tsan_flags[@]}" --filter ConcurrencyTests
+  TSAN_OPTIONS="$options" MICROHTTP_ENGINE=libmicrohttpd swift test --skip-build "${tsan_flags[@]}" --filter ConcurrencyTests
   TSAN_OPTIONS="$options" swift test --skip-build "${tsan_flags[@]}" --filter "SessionStore|StoreRaceTests"
 }
 
@@ -42,6 +43,8 @@ stage "install dependencies" scripts/install-deps.sh test
 stage "build (debug, tests, zero warnings)" build_without_warnings
 stage "foundation check" scripts/check-foundation.sh
 stage "tests" swift test --skip-build
+# Every server of the suite on the other engine (MicroHTTP's own epoll loops are the default).
+stage "tests on libmicrohttpd" env MICROHTTP_ENGINE=libmicrohttpd swift test --skip-build
 stage "build under ThreadSanitizer" build_without_warnings "${tsan_flags[@]}"
 stage "concurrency tests under ThreadSanitizer" run_tsan_tests
 stage "browser client unit tests (node)" node --test Tests/BrowserClient/
@@ -50,7 +53,7 @@ stage "cluster check: 3 NATS servers, 3 nodes, nginx; a node and a NATS server k
 stage "API schema: schemathesis against /api/openapi.json" scripts/check-api-schema.sh
 stage "container runtime check (debootstrap)" scripts/check-runtime-image.sh
 if [ -x Fuzz/run.sh ]; then
-  stage "fuzzing: JSON parser, request fields, request target (3 targets x 25 s)" Fuzz/run.sh 25
+  stage "fuzzing: JSON parser, request fields, request target, request head (4 targets x 25 s)" Fuzz/run.sh 25
 fi
 stage "quick benchmarks: ratio floors, instruction budgets (release build)" python3 Benchmarks/run.py --quick
 echo "all test stages passed in $(( $(date +%s) - started )) s"

@@ -27,9 +27,11 @@ struct ChunkedBodyDecoder {
     private(set) var body: [UInt8] = []
     /// The most body bytes accepted.
     let limit: Int
-    /// The most bytes of size lines (with extensions) and trailers accepted, so a client cannot stream them forever.
-    static var overheadLimit: Int { 16 * 1024 }
-    private var overhead = 0
+    /// The longest size line (extensions included), and the most bytes of trailer fields: a client cannot send
+    /// framing without data forever.
+    static var sizeLineLimit: Int { 1024 }
+    static var trailerLimit: Int { 16 * 1024 }
+    private var sizeLineBytes = 0
 
     /// A decoder for a body of at most `limit` bytes.
     init(limit: Int) {
@@ -56,13 +58,16 @@ struct ChunkedBodyDecoder {
                 } else {
                     return .malformed
                 }
-                overhead += 1
+                sizeLineBytes += 1
+                if sizeLineBytes > Self.sizeLineLimit { return .malformed }
             case .sizeExtension:
                 if byte == 0x0D { state = .sizeLineFeed } else if byte < 0x20 && byte != 0x09 { return .malformed }
-                overhead += 1
+                sizeLineBytes += 1
+                if sizeLineBytes > Self.sizeLineLimit { return .malformed }
             case .sizeLineFeed:
                 guard byte == 0x0A else { return .malformed }
                 sizeDigits = 0
+                sizeLineBytes = 0
                 state = chunkRemaining == 0 ? .trailerLineStart : .data
             case .data:
                 let taken = min(chunkRemaining, bytes.count - index)
@@ -81,13 +86,14 @@ struct ChunkedBodyDecoder {
                 if byte == 0x0D {
                     state = .finalLineFeed
                 } else {
-                    trailerBytes += 1
                     state = .trailerLine
                 }
-                overhead += 1
+                trailerBytes += 1
+                if trailerBytes > Self.trailerLimit { return .malformed }
             case .trailerLine:
                 if byte == 0x0D { state = .trailerLineFeed }
-                overhead += 1
+                trailerBytes += 1
+                if trailerBytes > Self.trailerLimit { return .malformed }
             case .trailerLineFeed:
                 guard byte == 0x0A else { return .malformed }
                 state = .trailerLineStart
@@ -95,7 +101,6 @@ struct ChunkedBodyDecoder {
                 guard byte == 0x0A else { return .malformed }
                 return .complete(used: index + 1)
             }
-            if overhead > Self.overheadLimit { return .malformed }
             index += 1
         }
         return .needsMore

@@ -156,8 +156,18 @@ final class EpollConnection {
     var stage = Stage.head
     /// Bytes received and not read yet (only when a request arrived in pieces, or behind a waiting one).
     var received: [UInt8] = []
-    /// Bytes of answers the socket has not taken yet.
+    /// Bytes of answers the socket has not taken yet, from `unsentStart` on.
     var unsent: [UInt8] = []
+    var unsentStart = 0
+    /// Answers queued (in the loop's output or `unsent`) and not yet all sent: each still counts as an active request
+    /// of the server, so that a graceful stop waits for it.
+    var answersUnsent = 0
+    /// A refusal was answered: the connection closes after it, reading (and dropping) what the client still sends
+    /// for a moment first, so that the close does not reset the connection before the client read the refusal.
+    var refused = false
+    /// While lingering after a refusal: until when, and how many more bytes it reads.
+    var lingerUntil: UInt64 = 0
+    var lingerBudget = 0
     var pending: PendingRequest?
     var body: [UInt8] = []
     /// The request awaiting its answer, with what its answer needs to know.
@@ -175,6 +185,9 @@ final class EpollConnection {
     var closed = false
     /// Counted in the server's active requests (a head read, no answer queued yet).
     var requestActive = false
+
+    /// How many bytes of answers wait for the socket.
+    var unsentCount: Int { unsent.count - unsentStart }
 
     init(descriptor: Int32, remoteIP: IPAddress, now: UInt64) {
         self.descriptor = descriptor
@@ -222,6 +235,15 @@ final class EpollLoop: @unchecked Sendable {
     private static let listenToken: UInt64 = 0
     private static let wakeToken: UInt64 = 1
     private static let sweepInterval: UInt64 = 100
+    /// The most answer bytes a connection may have queued before the loop stops reading its pipelined requests
+    /// (it reads on once they are sent), so that a client cannot make the loop hold the answers of thousands of
+    /// requests sent in one go.
+    private static let outputLimit = 256 * 1024
+    /// How long, and for how many more bytes, a refused connection is read (and dropped) before it closes.
+    private static let lingerMilliseconds: UInt64 = 2000
+    private static let lingerBytes = 256 * 1024
+    /// Set once `run` closed the epoll set and eventfd (a loop that never ran closes them in `deinit`).
+    private var descriptorsClosed = false
 
     init(engine: EpollEngine, listening: Int32) {
         self.engine = engine
@@ -248,6 +270,10 @@ final class EpollLoop: @unchecked Sendable {
 
     deinit {
         input.deallocate()
+        if !descriptorsClosed {
+            if epoll >= 0 { close(epoll) }
+            if wake >= 0 { close(wake) }
+        }
     }
 
     /// Whether the loop has its epoll set and eventfd.
@@ -318,6 +344,7 @@ final class EpollLoop: @unchecked Sendable {
         closeListening()
         close(epoll)
         close(wake)
+        descriptorsClosed = true
     }
 
     private static func milliseconds() -> UInt64 {
@@ -346,7 +373,7 @@ final class EpollLoop: @unchecked Sendable {
         var accepted = 0
         while listening >= 0 && accepted < 4 {
             accepted += 1
-            if engine.openConnections.load(ordering: .relaxed) >= max(1, configuration.maxConnections) {
+            guard reserveConnectionSlot() else {
                 // At the limit: leave the rest in the backlog until a connection closes.
                 pauseListening()
                 return
@@ -357,12 +384,21 @@ final class EpollLoop: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mvvmr_accept_connection(listening, $0, &length) }
             }
             guard descriptor >= 0 else {
-                if errno == EINVAL { closeListening() }  // shut down by stopListening
+                let failure = errno
+                engine.openConnections.subtract(1, ordering: .relaxed)
+                if failure == EINVAL {
+                    closeListening()  // shut down by stopListening
+                } else if failure == EMFILE || failure == ENFILE || failure == ENOBUFS || failure == ENOMEM {
+                    // Out of descriptors or memory: stop polling the socket (it stays readable, and would wake
+                    // this loop at once, again and again) and try again at the next sweep.
+                    pauseListening()
+                }
                 return
             }
             let ip = Self.address(of: &address)
             guard engine.admitConnection(from: ip) else {
                 close(descriptor)
+                engine.openConnections.subtract(1, ordering: .relaxed)
                 continue
             }
             var one: Int32 = 1
@@ -374,11 +410,24 @@ final class EpollLoop: @unchecked Sendable {
             guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
                 close(descriptor)
                 engine.releaseConnection(from: ip)
+                engine.openConnections.subtract(1, ordering: .relaxed)
                 continue
             }
             connections[descriptor] = connection
-            engine.openConnections.add(1, ordering: .relaxed)
         }
+    }
+
+    /// Counts one more open connection, unless every loop's together are at `maxConnections`.
+    private func reserveConnectionSlot() -> Bool {
+        let limit = max(1, configuration.maxConnections)
+        var open = engine.openConnections.load(ordering: .relaxed)
+        while open < limit {
+            let (exchanged, original) = engine.openConnections.compareExchange(
+                expected: open, desired: open + 1, ordering: .relaxed)
+            if exchanged { return true }
+            open = original
+        }
+        return false
     }
 
     private func pauseListening() {
@@ -389,7 +438,7 @@ final class EpollLoop: @unchecked Sendable {
     }
 
     private func resumeListeningIfRoom() {
-        guard listeningPaused, listening >= 0,
+        guard listeningPaused, listening >= 0, !listeningStopped.load(ordering: .acquiring),
             engine.openConnections.load(ordering: .relaxed) < max(1, configuration.maxConnections)
         else { return }
         var event = epoll_event()
@@ -423,8 +472,13 @@ final class EpollLoop: @unchecked Sendable {
             connection.requestActive = false
             server.requestEnded()
         }
+        if connection.answersUnsent > 0 {
+            server.requestsEnded(connection.answersUnsent)
+            connection.answersUnsent = 0
+        }
         connection.received = []
         connection.unsent = []
+        connection.unsentStart = 0
         resumeListeningIfRoom()
     }
 
@@ -439,9 +493,13 @@ final class EpollLoop: @unchecked Sendable {
         if listeningStopped.load(ordering: .acquiring) { closeListening() }
         resumeListeningIfRoom()
         for connection in Array(connections.values) {
+            if connection.lingerUntil != 0 {
+                if now >= connection.lingerUntil { closeConnection(connection) }
+                continue
+            }
             if connection.stage == .waiting { continue }
             switch connection.stage {
-            case .head where headTimeout > 0 && connection.unsent.isEmpty && now &- connection.stageStartedAt >= headTimeout:
+            case .head where headTimeout > 0 && connection.unsentCount == 0 && now &- connection.stageStartedAt >= headTimeout:
                 cut(connection)
                 continue
             case .body where bodyTimeout > 0 && now &- connection.stageStartedAt >= bodyTimeout:
@@ -457,8 +515,12 @@ final class EpollLoop: @unchecked Sendable {
     // MARK: - Reading
 
     private func readable(_ connection: EpollConnection) {
-        if connection.stage == .waiting || connection.closeAfterWrite || !connection.unsent.isEmpty {
-            // Read once the answer is out (or never: the connection closes after it). A client that hung up
+        if connection.lingerUntil != 0 {
+            dropLingering(connection)
+            return
+        }
+        if !canRead(connection) {
+            // Read once the answers are out (or never: the connection closes after them). A client that hung up
             // is seen then, or by the answer's send.
             connection.readPending = true
             return
@@ -486,13 +548,49 @@ final class EpollLoop: @unchecked Sendable {
                 consumeReceived(connection)
             }
             send(connection)
-            if connection.stage == .waiting || connection.closeAfterWrite || !connection.unsent.isEmpty {
-                // Edge-triggered: bytes may still wait in the socket; they are read after the answer.
+            pump(connection)
+            if connection.closed || connection.lingerUntil != 0 { return }
+            if !canRead(connection) {
+                // Edge-triggered: bytes may still wait in the socket; they are read after the answers.
                 if received == inputCapacity { connection.readPending = true }
                 return
             }
             // A short read emptied the socket: its next bytes raise a new edge.
             if received < inputCapacity { return }
+        }
+    }
+
+    /// Whether the loop reads `connection` now: not while its request waits for an answer, while it closes after
+    /// its answers, or while answers wait for the socket or its queued answers are at the limit.
+    private func canRead(_ connection: EpollConnection) -> Bool {
+        connection.stage != .waiting && !connection.closeAfterWrite && connection.unsentCount == 0
+            && connection.received.count <= Self.outputLimit
+    }
+
+    /// Reads and answers what `connection.received` still holds, for as long as its answers go out at once.
+    private func pump(_ connection: EpollConnection) {
+        while !connection.closed && connection.stage != .waiting && !connection.closeAfterWrite
+            && connection.unsentCount == 0 && !connection.received.isEmpty
+        {
+            let before = connection.received.count
+            consumeReceived(connection)
+            let progressed = connection.received.count != before || output.count > 0
+            send(connection)
+            if !progressed { return }
+        }
+    }
+
+    /// Reads and drops what a refused client still sends, until it closes, the time is up or it sent too much.
+    private func dropLingering(_ connection: EpollConnection) {
+        while !connection.closed {
+            let received = recv(connection.descriptor, input, inputCapacity, 0)
+            if received < 0 && errno == EINTR { continue }
+            if received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            connection.lingerBudget -= max(0, received)
+            if received <= 0 || connection.lingerBudget <= 0 {
+                closeConnection(connection)
+                return
+            }
         }
     }
 
@@ -510,7 +608,9 @@ final class EpollLoop: @unchecked Sendable {
     /// - Returns: how many bytes were used.
     private func consume(_ bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int {
         var offset = 0
-        while offset < bytes.count && connection.stage != .waiting && !connection.closeAfterWrite && !connection.closed {
+        while offset < bytes.count && connection.stage != .waiting && !connection.closeAfterWrite && !connection.closed
+            && output.count + connection.unsentCount < Self.outputLimit
+        {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             switch connection.stage {
             case .head:
@@ -569,7 +669,10 @@ final class EpollLoop: @unchecked Sendable {
     /// - Returns: how many bytes were used.
     private func readBody(_ bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int {
         guard var request = connection.pending else { return bytes.count }
+        // Taken out of the connection, so that the decoder's body has one owner and grows in place.
+        connection.pending = nil
         if var decoder = request.chunked {
+            request.chunked = nil
             let progress = decoder.read(bytes)
             switch progress {
             case .needsMore:
@@ -583,9 +686,11 @@ final class EpollLoop: @unchecked Sendable {
                 dispatch(connection, body: body)
                 return used
             case .tooLarge:
+                connection.pending = request
                 refuse(.payloadTooLarge(limit: configuration.maxBodyBytes), connection)
                 return bytes.count
             case .malformed:
+                connection.pending = request
                 refuse(.malformedRequest(.invalidChunkedBody), connection)
                 return bytes.count
             }
@@ -595,7 +700,8 @@ final class EpollLoop: @unchecked Sendable {
             // The whole body in one piece, as nearly always.
             connection.body = Array(UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
         } else {
-            if connection.body.isEmpty { connection.body.reserveCapacity(request.bodyRemaining) }
+            // Room for what came, or at most 64 KiB ahead: a declared length reserves nothing it did not send.
+            if connection.body.isEmpty { connection.body.reserveCapacity(min(request.bodyRemaining, max(taken, 64 * 1024))) }
             connection.body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
         }
         request.bodyRemaining -= taken
@@ -628,6 +734,7 @@ final class EpollLoop: @unchecked Sendable {
         connection.pending = nil
         connection.body = []
         connection.received = []
+        connection.refused = true
         queue(error.response, connection, keepAlive: false, isHead: false, isHTTP10: false)
     }
 
@@ -769,9 +876,9 @@ final class EpollLoop: @unchecked Sendable {
                 response, connection, keepAlive: connection.waitingKeepAlive, isHead: connection.waitingIsHead,
                 isHTTP10: connection.waitingIsHTTP10)
             // Requests that arrived behind it.
-            if !connection.received.isEmpty && !connection.closeAfterWrite { consumeReceived(connection) }
             send(connection)
-            if connection.readPending && connection.stage != .waiting && !connection.closed { readable(connection) }
+            pump(connection)
+            if connection.readPending && canRead(connection) && !connection.closed { readable(connection) }
         }
     }
 
@@ -780,8 +887,9 @@ final class EpollLoop: @unchecked Sendable {
     /// Queues `response` in this loop's output for `connection` (or hands an event stream its socket).
     private func queue(_ response: HTTPResponse, _ connection: EpollConnection, keepAlive: Bool, isHead: Bool, isHTTP10: Bool) {
         if connection.requestActive {
+            // Still active until its bytes are all sent (``settleSentAnswers(_:)``).
             connection.requestActive = false
-            server.requestEnded()
+            connection.answersUnsent += 1
         }
         connection.stage = .head
         connection.stageStartedAt = now
@@ -889,10 +997,15 @@ final class EpollLoop: @unchecked Sendable {
     /// queued before it are sent first.
     private func takeOver(_ stream: EventStream, response: HTTPResponse, _ connection: EpollConnection, isHead: Bool) {
         send(connection)
-        guard connection.unsent.isEmpty, !connection.closed else {
-            // Earlier answers the client has not taken: it cannot be given the stream behind them.
+        guard !connection.closed else {
             stream.finish()
-            closeConnection(connection)
+            return
+        }
+        guard connection.unsentCount == 0 else {
+            // Earlier answers the client has not taken yet: the stream's head cannot go out behind them.
+            stream.finish()
+            connection.refused = true
+            queue(HTTPError.streamNotServed.response, connection, keepAlive: false, isHead: isHead, isHTTP10: false)
             return
         }
         switch server.admitTakenOverStream(stream, address: connection.remoteIP) {
@@ -901,8 +1014,10 @@ final class EpollLoop: @unchecked Sendable {
             queue(error.response, connection, keepAlive: true, isHead: isHead, isHTTP10: false)
             return
         case .leftToTheLibrary:
+            // The server is stopping, or its watcher thread could not start (nothing could watch the stream).
             stream.finish()
-            queue(HTTPError.draining.response, connection, keepAlive: false, isHead: isHead, isHTTP10: false)
+            let error = server.isDraining ? HTTPError.draining : HTTPError.streamNotServed
+            queue(error.response, connection, keepAlive: false, isHead: isHead, isHTTP10: false)
             return
         case .admitted:
             break
@@ -921,6 +1036,7 @@ final class EpollLoop: @unchecked Sendable {
         guard taken else {
             if socket >= 0 { close(socket) }
             server.releaseTakenOverStream(key, address: address)
+            stream.finish()
             closeConnection(connection)
             return
         }
@@ -930,10 +1046,18 @@ final class EpollLoop: @unchecked Sendable {
 
     /// Sends this loop's output on `connection`; what the socket does not take waits for it to be writable.
     private func send(_ connection: EpollConnection) {
-        defer { output.count = 0 }
+        defer {
+            output.count = 0
+            // A burst of large answers grew it: back to its usual size.
+            if output.capacity > 4 * Self.outputLimit { output = ByteWriter(capacity: 16 * 1024) }
+        }
         guard !connection.closed else { return }
         if output.count > 0 {
-            if !connection.unsent.isEmpty {
+            if connection.unsentCount > 0 {
+                if connection.unsentStart > connection.unsent.count / 2 {
+                    connection.unsent.removeFirst(connection.unsentStart)
+                    connection.unsentStart = 0
+                }
                 connection.unsent.append(contentsOf: output.bytes)
                 return
             }
@@ -946,11 +1070,32 @@ final class EpollLoop: @unchecked Sendable {
             if taken > 0 { connection.lastActivity = now }
             if taken < output.count {
                 connection.unsent = Array(UnsafeRawBufferPointer(rebasing: output.bytes[taken...]))
+                connection.unsentStart = 0
                 setWritableInterest(connection, true)
                 return
             }
         }
-        if connection.closeAfterWrite && connection.unsent.isEmpty && connection.stage != .waiting { closeConnection(connection) }
+        answersSent(connection)
+    }
+
+    /// Everything queued for `connection` is sent: its answers stop counting as active requests, and a connection
+    /// that closes after them closes (or lingers, after a refusal).
+    private func answersSent(_ connection: EpollConnection) {
+        if connection.answersUnsent > 0 {
+            server.requestsEnded(connection.answersUnsent)
+            connection.answersUnsent = 0
+        }
+        guard connection.closeAfterWrite, connection.stage != .waiting else { return }
+        if connection.refused {
+            // Closed with unread bytes in the socket, the connection would be reset, and the client could lose the
+            // refusal before reading it: the sending side closes first, and what still comes is read and dropped.
+            _ = shutdown(connection.descriptor, Int32(SHUT_WR))
+            connection.lingerUntil = now + Self.lingerMilliseconds
+            connection.lingerBudget = Self.lingerBytes
+            dropLingering(connection)
+        } else {
+            closeConnection(connection)
+        }
     }
 
     private func setWritableInterest(_ connection: EpollConnection, _ writable: Bool) {
@@ -961,23 +1106,26 @@ final class EpollLoop: @unchecked Sendable {
     }
 
     private func flush(_ connection: EpollConnection) {
-        guard !connection.unsent.isEmpty, !connection.closed else { return }
-        let sent = connection.unsent.withUnsafeBytes { Glibc.send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard connection.unsentCount > 0, !connection.closed else { return }
+        let sent = connection.unsent.withUnsafeBytes { raw in
+            Glibc.send(connection.descriptor, raw.baseAddress.map { $0 + connection.unsentStart }, connection.unsentCount, Int32(MSG_NOSIGNAL))
+        }
         if sent < 0 {
             if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { closeConnection(connection) }
             return
         }
         if sent > 0 { connection.lastActivity = now }
-        connection.unsent.removeFirst(sent)
-        guard connection.unsent.isEmpty else { return }
+        connection.unsentStart += sent
+        guard connection.unsentCount == 0 else { return }
+        connection.unsent = []
+        connection.unsentStart = 0
         setWritableInterest(connection, false)
-        if connection.closeAfterWrite {
-            closeConnection(connection)
-            return
-        }
+        // The next request's head deadline runs from here, now that the client has its answers.
+        if connection.stage == .head { connection.stageStartedAt = now }
+        answersSent(connection)
+        if connection.closed || connection.lingerUntil != 0 { return }
         // What arrived while the answers went out.
-        if !connection.received.isEmpty { consumeReceived(connection) }
-        send(connection)
-        if connection.readPending && connection.stage != .waiting && !connection.closed { readable(connection) }
+        pump(connection)
+        if connection.readPending && canRead(connection) && !connection.closed { readable(connection) }
     }
 }

@@ -54,6 +54,14 @@ extension HTTPError {
             limit: limit, headers: ["Retry-After": "5"])
     }
 
+    /// 503 `stream_not_served`: an event stream MicroHTTP's own engine cannot serve on this connection: answers to
+    /// earlier requests sent on it are still waiting for the client to take them, or the server's watcher thread
+    /// could not start; the connection closes after it.
+    static let streamNotServed = HTTPError(
+        status: 503, code: "stream_not_served",
+        message: "The event stream cannot be served on this connection; open it on a connection of its own.",
+        headers: ["Connection": "close", "Retry-After": "1"])
+
     /// 429 `too_many_streams_from_address`: as many event streams as `maxConnectionsPerIP` are open from the
     /// client's address; `details.limit`.
     /// - Parameter limit: the limit.

@@ -296,9 +296,14 @@ public final class HTTPServer: Sendable {
         activeRequests.add(1, ordering: .relaxed)
     }
 
-    /// A request of MicroHTTP's own engine ended (its answer queued, or its connection closed).
+    /// A request of MicroHTTP's own engine ended (its answer sent, or its connection closed).
     func requestEnded() {
         activeRequests.subtract(1, ordering: .relaxed)
+    }
+
+    /// `count` requests of MicroHTTP's own engine ended at once (their answers sent together).
+    func requestsEnded(_ count: Int) {
+        activeRequests.subtract(count, ordering: .relaxed)
     }
 
     /// Raises the process's soft limit on open descriptors (never past the hard limit) so that it can hold

@@ -49,7 +49,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// The pending-connection queue length given to `listen`.
     public var listenBacklog: Int = 1024
 
-    /// What reads and writes HTTP: libmicrohttpd (the default), or MicroHTTP's own epoll loops.
+    /// What reads and writes HTTP: MicroHTTP's own epoll loops (the default), or libmicrohttpd.
     public enum Engine: String, Sendable {
         /// libmicrohttpd 0.9.75, through the C shim.
         case libmicrohttpd
@@ -59,7 +59,7 @@ public struct HTTPServerConfiguration: Sendable {
 
     /// The engine; the environment variable `MICROHTTP_ENGINE` (`epoll` or `libmicrohttpd`), when set, overrides
     /// it for every server of the process (so that a whole test suite or benchmark can run on either).
-    public var engine: Engine = .libmicrohttpd
+    public var engine: Engine = .epoll
 
     /// The default configuration: `127.0.0.1:8080`.
     public init() {}

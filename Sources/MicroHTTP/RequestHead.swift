@@ -119,6 +119,7 @@ struct RequestHead {
                 return .refused(.malformedRequest(.invalidFieldName))
             }
             let colon = base.distance(to: UnsafeRawPointer(colonPointer))
+            if colon == line { return .refused(.malformedRequest(.invalidFieldName)) }  // `: value`, no name
             var valueStart = colon + 1
             while valueStart < end && (byte[valueStart] == 0x20 || byte[valueStart] == 0x09) { valueStart += 1 }
             var valueEnd = end

@@ -1,5 +1,5 @@
-"""Request framing and header limits of the real server (docs/HTTP.md, "Framing" and "What libmicrohttpd
-answers itself"), sent byte for byte over raw sockets."""
+"""Request framing and header limits of the real server (docs/HTTP.md, "Framing" and "The epoll engine"),
+sent byte for byte over raw sockets."""
 import json
 import re
 import socket
@@ -104,12 +104,13 @@ def test_a_head_over_the_limit_is_a_json_431(shared_server):
     assert json.loads(body)["error"]["code"] == "header_fields_too_large"
 
 
-def test_an_unsupported_http_version_is_the_librarys_505(shared_server):
-    # libmicrohttpd 0.9.75 answers before any callback: no Content-Type, and the connection closes.
+def test_an_unsupported_http_version_is_refused_with_505(shared_server):
+    # The server's HTTP engine (MicroHTTP's own, the default) answers it as JSON, and the connection closes.
     received, closed = exchange_until_closed(shared_server.port, b"GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n")
     assert closed
     assert len(status_lines(received)) == 1
-    status, headers, _ = split_response(received)
+    status, headers, body = split_response(received)
     assert status == 505
     assert headers.get("connection") == "close"
-    assert "content-type" not in headers
+    assert headers.get("content-type") == "application/json"
+    assert json.loads(body)["error"]["code"] == "http_version_not_supported"
