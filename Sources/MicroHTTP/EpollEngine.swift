@@ -622,7 +622,7 @@ final class EpollLoop: @unchecked Sendable {
                     return bytes.count
                 case .complete(let head):
                     offset += head.length
-                    begin(head, in: rest, connection)
+                    offset += begin(head, in: rest, connection)
                 }
             case .body:
                 offset += readBody(UnsafeRawBufferPointer(rebasing: bytes[offset...]), connection)
@@ -634,7 +634,8 @@ final class EpollLoop: @unchecked Sendable {
     }
 
     /// Starts the request whose head was read from `bytes`: routes it, and reads its body (or dispatches it).
-    private func begin(_ head: RequestHead, in bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) {
+    /// - Returns: how many bytes after the head it used (a body that came whole with it).
+    private func begin(_ head: RequestHead, in bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int {
         connection.requestActive = true
         server.requestBegan()
         let methodBytes = UnsafeBufferPointer(rebasing: bytes.bindMemory(to: UInt8.self)[head.method])
@@ -645,14 +646,16 @@ final class EpollLoop: @unchecked Sendable {
             isHTTP10: head.isHTTP10, bodyRemaining: 0, chunked: nil)
         switch head.framing {
         case .noBody:
-            connection.pending = request
-            dispatch(connection, body: [])
-            return
+            dispatch(request, connection, body: [])
+            return 0
         case .contentLength(let length):
-            if length == 0 {
-                connection.pending = request
-                dispatch(connection, body: [])
-                return
+            let available = bytes.count - head.length
+            if length == 0 || length <= UInt64(available) {
+                // The whole body came with the head, as nearly always: dispatched from here, nothing kept.
+                let bodyLength = Int(length)
+                let body = bodyLength == 0 ? [] : Array(UnsafeRawBufferPointer(rebasing: bytes[head.length..<head.length + bodyLength]))
+                dispatch(request, connection, body: body)
+                return bodyLength
             }
             request.bodyRemaining = Int(length)
         case .chunked:
@@ -663,14 +666,14 @@ final class EpollLoop: @unchecked Sendable {
         connection.stageStartedAt = now
         connection.body = []
         if head.expectsContinue && bytes.count == head.length { output.append("HTTP/1.1 100 Continue\r\n\r\n") }
+        return 0
     }
 
     /// Reads body bytes of the pending request; dispatches it once whole.
     /// - Returns: how many bytes were used.
     private func readBody(_ bytes: UnsafeRawBufferPointer, _ connection: EpollConnection) -> Int {
-        guard var request = connection.pending else { return bytes.count }
         // Taken out of the connection, so that the decoder's body has one owner and grows in place.
-        connection.pending = nil
+        guard var request = connection.pending.take() else { return bytes.count }
         if var decoder = request.chunked {
             request.chunked = nil
             let progress = decoder.read(bytes)
@@ -681,9 +684,7 @@ final class EpollLoop: @unchecked Sendable {
                 return bytes.count
             case .complete(let used):
                 let body = decoder.takeBody()
-                request.chunked = nil
-                connection.pending = request
-                dispatch(connection, body: body)
+                dispatch(request, connection, body: body)
                 return used
             case .tooLarge:
                 connection.pending = request
@@ -705,11 +706,12 @@ final class EpollLoop: @unchecked Sendable {
             connection.body.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
         }
         request.bodyRemaining -= taken
-        connection.pending = request
         if request.bodyRemaining == 0 {
             let body = connection.body
             connection.body = []
-            dispatch(connection, body: body)
+            dispatch(request, connection, body: body)
+        } else {
+            connection.pending = request
         }
         return taken
     }
@@ -740,9 +742,7 @@ final class EpollLoop: @unchecked Sendable {
 
     // MARK: - Dispatch
 
-    private func dispatch(_ connection: EpollConnection, body: [UInt8]) {
-        guard let request = connection.pending else { return }
-        connection.pending = nil
+    private func dispatch(_ request: borrowing EpollConnection.PendingRequest, _ connection: EpollConnection, body: [UInt8]) {
         connection.stage = .head
         let keepAlive = request.keepAlive
         guard let route = request.route else {

@@ -57,45 +57,68 @@ enum RequestFraming: Equatable, Sendable {
     /// - Returns: the framing, or the first problem found.
     static func read(_ values: PackedValues) -> Result<RequestFraming, Problem> {
         values.bytes.withUnsafeBytes { raw in
-            var hostCount = 0
-            var contentLengthCount = 0
-            var contentLength: UInt64 = 0
-            var contentLengthIsDecimal = true
-            var transferEncodingCount = 0
-            var transferEncodingIsChunked = false
+            var reader = Reader()
             var offset = 0
             while let (entry, next) = PackedValues.entry(at: offset, in: raw) {
                 offset = next
-                guard entry.kind == PackedValues.headerKind, let last = entry.key.last else { continue }
-                // The library ends a name at its colon and keeps whatever else the line began with: a first field
-                // line that begins with whitespace (` Transfer-Encoding: chunked`) arrives with it in the name, which
-                // a proxy may have read as another field, or as none. A name is a token (RFC 9110, 5.1), or refused.
-                if raw[last] == 0x20 || raw[last] == 0x09 { return .failure(.whitespaceBeforeColon) }
-                for index in entry.key where !Self.isTokenByte(raw[index]) { return .failure(.invalidFieldName) }
-                switch entry.key.count {
-                case 4 where Self.bytes(raw, entry.key, spell: "host"):
-                    hostCount += 1
-                case 14 where Self.bytes(raw, entry.key, spell: "content-length"):
-                    contentLengthCount += 1
-                    let value = entry.value ?? 0..<0
-                    contentLengthIsDecimal = contentLengthIsDecimal && !value.isEmpty
-                    for index in value {
-                        let digit = raw[index] &- 0x30
-                        guard digit <= 9 else {
-                            contentLengthIsDecimal = false
-                            break
-                        }
-                        let (times10, overflowA) = contentLength.multipliedReportingOverflow(by: 10)
-                        let (sum, overflowB) = times10.addingReportingOverflow(UInt64(digit))
-                        contentLength = overflowA || overflowB ? UInt64.max : sum
-                    }
-                case 17 where Self.bytes(raw, entry.key, spell: "transfer-encoding"):
-                    transferEncodingCount += 1
-                    transferEncodingIsChunked = entry.value.map { Self.bytes(raw, $0, spell: "chunked") } ?? false
-                default:
-                    break
-                }
+                guard entry.kind == PackedValues.headerKind else { continue }
+                if let problem = reader.field(in: raw, name: entry.key, value: entry.value) { return .failure(problem) }
             }
+            return reader.framing
+        }
+    }
+
+    /// Reads a request's framing one header field at a time, as the fields are parsed (MicroHTTP's own engine) or
+    /// from a packing (``read(_:)``).
+    struct Reader {
+        private var hostCount = 0
+        private var contentLengthCount = 0
+        private var contentLength: UInt64 = 0
+        private var contentLengthIsDecimal = true
+        private var transferEncodingCount = 0
+        private var transferEncodingIsChunked = false
+
+        /// A reader that has seen no field.
+        init() {}
+
+        /// Reads the field whose name and value are at `name` and `value` in `raw`.
+        /// - Returns: a problem this field shows alone (the others show once every field was read: ``framing``).
+        @inline(__always)
+        mutating func field(in raw: UnsafeRawBufferPointer, name: Range<Int>, value: Range<Int>?) -> Problem? {
+            guard let last = name.last else { return nil }
+            // The library ends a name at its colon and keeps whatever else the line began with: a first field
+            // line that begins with whitespace (` Transfer-Encoding: chunked`) arrives with it in the name, which
+            // a proxy may have read as another field, or as none. A name is a token (RFC 9110, 5.1), or refused.
+            if raw[last] == 0x20 || raw[last] == 0x09 { return .whitespaceBeforeColon }
+            for index in name where !RequestFraming.isTokenByte(raw[index]) { return .invalidFieldName }
+            switch name.count {
+            case 4 where RequestFraming.bytes(raw, name, spell: "host"):
+                hostCount += 1
+            case 14 where RequestFraming.bytes(raw, name, spell: "content-length"):
+                contentLengthCount += 1
+                let value = value ?? 0..<0
+                contentLengthIsDecimal = contentLengthIsDecimal && !value.isEmpty
+                for index in value {
+                    let digit = raw[index] &- 0x30
+                    guard digit <= 9 else {
+                        contentLengthIsDecimal = false
+                        break
+                    }
+                    let (times10, overflowA) = contentLength.multipliedReportingOverflow(by: 10)
+                    let (sum, overflowB) = times10.addingReportingOverflow(UInt64(digit))
+                    contentLength = overflowA || overflowB ? UInt64.max : sum
+                }
+            case 17 where RequestFraming.bytes(raw, name, spell: "transfer-encoding"):
+                transferEncodingCount += 1
+                transferEncodingIsChunked = value.map { RequestFraming.bytes(raw, $0, spell: "chunked") } ?? false
+            default:
+                break
+            }
+            return nil
+        }
+
+        /// The framing of the fields read, or the first problem they show together.
+        var framing: Result<RequestFraming, Problem> {
             if contentLengthCount > 1 { return .failure(.duplicateContentLength) }
             if contentLengthCount == 1 && !contentLengthIsDecimal { return .failure(.invalidContentLength) }
             if transferEncodingCount > 0 && contentLengthCount > 0 {
@@ -125,7 +148,7 @@ enum RequestFraming: Equatable, Sendable {
     }
 
     /// Whether the bytes at `range` spell `lowercased` ignoring ASCII case (only letters are folded).
-    private static func bytes(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, spell lowercased: StaticString)
+    static func bytes(_ raw: UnsafeRawBufferPointer, _ range: Range<Int>, spell lowercased: StaticString)
         -> Bool
     {
         guard range.count == lowercased.utf8CodeUnitCount else { return false }

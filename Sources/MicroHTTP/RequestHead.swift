@@ -76,11 +76,10 @@ struct RequestHead {
         guard !method.isEmpty, index < lineEnd, byte[index] == 0x20 else { return .refused(.malformedRequest(.invalidRequestLine)) }
         index += 1
         let targetStart = index
-        var queryStart = -1
-        while index < lineEnd && byte[index] > 0x20 && byte[index] != 0x7F {
-            if byte[index] == UInt8(ascii: "?") && queryStart < 0 { queryStart = index }
-            index += 1
-        }
+        // The target ends at the next space; it may hold no other space or control byte.
+        index = memchr(base + targetStart, 0x20, lineEnd - targetStart).map { base.distance(to: UnsafeRawPointer($0)) } ?? lineEnd
+        if hasControlByte(byte, targetStart..<index, allowingTab: false) { return .refused(.malformedRequest(.invalidRequestLine)) }
+        let queryStart = memchr(base + targetStart, 0x3F, index - targetStart).map { base.distance(to: UnsafeRawPointer($0)) } ?? -1
         let target = targetStart..<index
         guard !target.isEmpty, index < lineEnd, byte[index] == 0x20, lineEnd - (index + 1) == 8 else {
             return .refused(.malformedRequest(.invalidRequestLine))
@@ -103,6 +102,7 @@ struct RequestHead {
 
         // The header fields, packed as they come.
         packing.count = 0
+        var framingReader = RequestFraming.Reader()
         var keepAlive = !isHTTP10
         var expectsContinue = false
         var line = nextLine(byte, after: lineEnd, limit: length)
@@ -124,10 +124,11 @@ struct RequestHead {
             while valueStart < end && (byte[valueStart] == 0x20 || byte[valueStart] == 0x09) { valueStart += 1 }
             var valueEnd = end
             while valueEnd > valueStart && (byte[valueEnd - 1] == 0x20 || byte[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-            for position in valueStart..<valueEnd where byte[position] < 0x20 && byte[position] != 0x09 || byte[position] == 0x7F {
-                return .refused(.malformedRequest(.invalidFieldValue))
-            }
+            if hasControlByte(byte, valueStart..<valueEnd, allowingTab: true) { return .refused(.malformedRequest(.invalidFieldValue)) }
             let name = line..<colon
+            if let problem = framingReader.field(in: bytes, name: name, value: valueStart..<valueEnd) {
+                return .refused(.malformedRequest(problem))
+            }
             packing.append(byte: headerKind)
             packing.append(UInt32(name.count))
             packing.append(UInt32(valueEnd - valueStart))
@@ -144,7 +145,7 @@ struct RequestHead {
         if queryStart >= 0 { packQuery(byte, queryStart + 1..<target.upperBound, into: &packing) }
         let values = PackedValues(bytes: Array(UnsafeBufferPointer(start: packing.base, count: packing.count)))
         let framing: RequestFraming
-        switch RequestFraming.read(values) {
+        switch framingReader.framing {
         case .failure(let problem):
             return .refused(.malformedRequest(problem))
         case .success(.chunked) where isHTTP10:
@@ -158,6 +159,36 @@ struct RequestHead {
             RequestHead(
                 method: method, path: path, isHTTP10: isHTTP10, length: length, values: values, framing: framing,
                 keepAlive: keepAlive, expectsContinue: expectsContinue))
+    }
+
+    /// Whether the bytes at `range` hold a control byte (below 0x20, or 0x7F; a tab allowed when `allowingTab`).
+    /// Eight bytes at a time: a word with none, the common case, costs a few instructions; one that may have one
+    /// is checked byte by byte.
+    private static func hasControlByte(_ byte: UnsafePointer<UInt8>, _ range: Range<Int>, allowingTab: Bool) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = range.lowerBound
+        while index + 8 <= range.upperBound {
+            let word = UnsafeRawPointer(byte + index).loadUnaligned(as: UInt64.self)
+            // A byte below 0x20 (of those below 0x80), or one equal to 0x7F, sets its high bit here.
+            let below = (word &- ones &* 0x20) & ~word & highs
+            let delete = word ^ (ones &* 0x7F)
+            let deletes = (delete &- ones) & ~delete & highs
+            if below | deletes != 0 {
+                for position in index..<index + 8 where isControl(byte[position], allowingTab: allowingTab) { return true }
+            }
+            index += 8
+        }
+        while index < range.upperBound {
+            if isControl(byte[index], allowingTab: allowingTab) { return true }
+            index += 1
+        }
+        return false
+    }
+
+    @inline(__always)
+    private static func isControl(_ value: UInt8, allowingTab: Bool) -> Bool {
+        (value < 0x20 && !(allowingTab && value == 0x09)) || value == 0x7F
     }
 
     /// Where the path of an absolute-form target (`http://host/path`, `https://…`) starts; nil for another form.
