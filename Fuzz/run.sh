@@ -47,18 +47,14 @@ build() {
             "${SWIFTC[@]}" "${LINKER[@]}" -module-name RequestFieldsFuzz -I "$MODULES" -L "$MODULES" -lMVVMRProtocol -lJSONPatch \
                 Sources/MVVMRServer/Protocol/RequestParsing.swift Fuzz/RequestFieldsFuzz.swift \
                 -o "$BUILD/request-fields-fuzz" ;;
-        request-target)
+        request-target|request-head)
             library Locking Sources/Locking/*.swift
             library MicroHTTP -I Sources/CMicroHTTPD Sources/MicroHTTP/*.swift
-            "${SWIFTC[@]}" "${LINKER[@]}" -module-name RequestTargetFuzz -I "$MODULES" -I Sources/CMicroHTTPD \
+            local module=RequestTargetFuzz
+            [ "$1" = request-head ] && module=RequestHeadFuzz
+            "${SWIFTC[@]}" "${LINKER[@]}" -module-name "$module" -I "$MODULES" -I Sources/CMicroHTTPD \
                 -L "$MODULES" -lMicroHTTP -lLocking -lmicrohttpd \
-                Fuzz/RequestTargetFuzz.swift -o "$BUILD/request-target-fuzz" ;;
-        request-head)
-            library Locking Sources/Locking/*.swift
-            library MicroHTTP -I Sources/CMicroHTTPD Sources/MicroHTTP/*.swift
-            "${SWIFTC[@]}" "${LINKER[@]}" -module-name RequestHeadFuzz -I "$MODULES" -I Sources/CMicroHTTPD \
-                -L "$MODULES" -lMicroHTTP -lLocking -lmicrohttpd \
-                Fuzz/RequestHeadFuzz.swift -o "$BUILD/request-head-fuzz" ;;
+                "Fuzz/$module.swift" -o "$BUILD/$1-fuzz" ;;
         *)
             echo "unknown fuzz target $1 (json-parser, request-fields, request-target, request-head)" >&2; return 2 ;;
     esac

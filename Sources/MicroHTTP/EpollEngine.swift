@@ -780,15 +780,7 @@ final class EpollLoop: @unchecked Sendable {
                 }
                 context.isListedAsWaiting = true
                 wait(for: context, connection, request)
-                Task {
-                    let response: HTTPResponse
-                    do {
-                        response = try await handle(httpRequest)
-                    } catch {
-                        response = HTTPServer.response(for: error)
-                    }
-                    HTTPServer.complete(context, with: response)
-                }
+                HTTPServer.answerInTask(handle, httpRequest, context)
             case .deferred(let handle):
                 guard server.waiting.isAdmitting else {
                     queue(HTTPError.draining.response, connection, keepAlive: false, isHead: request.isHead, isHTTP10: request.isHTTP10)

@@ -488,15 +488,7 @@ public final class HTTPServer: Sendable {
         // Suspended before the task exists, so the task's resume always finds it suspended. (Should `stop` answer
         // first, its resume lands before this suspend, which the library then cancels.)
         MHD_suspend_connection(connection)
-        Task {
-            let response: HTTPResponse
-            do {
-                response = try await handle(request)
-            } catch {
-                response = Self.response(for: error)
-            }
-            Self.complete(context, with: response)
-        }
+        Self.answerInTask(handle, request, context)
         return .YES
     }
 
@@ -592,6 +584,21 @@ public final class HTTPServer: Sendable {
             case .ready, .answered:
                 break
             }
+        }
+    }
+
+    /// Runs an asynchronous handler in a `Task` and hands its answer (or its error's) to the request: both engines'.
+    static func answerInTask(
+        _ handle: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse, _ request: HTTPRequest, _ context: RequestContext
+    ) {
+        Task {
+            let response: HTTPResponse
+            do {
+                response = try await handle(request)
+            } catch {
+                response = Self.response(for: error)
+            }
+            Self.complete(context, with: response)
         }
     }
 
