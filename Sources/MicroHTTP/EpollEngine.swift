@@ -1067,7 +1067,7 @@ final class EpollLoop: @unchecked Sendable {
                 return
             }
         }
-        answersSent(connection)
+        if connection.unsentCount == 0 { answersSent(connection) }
     }
 
     /// Everything queued for `connection` is sent: its answers stop counting as active requests, and a connection
