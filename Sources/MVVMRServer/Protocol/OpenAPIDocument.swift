@@ -249,7 +249,7 @@ enum OpenAPIDocument {
         "500":
             "`internal_error`; `details.reason` says why a page was not built (`binding_failed`, `missing_service`).",
         "503":
-            "`overloaded`, `draining`, `stream_capacity_reached` or `store_unavailable` (the session store could not keep "
+            "`overloaded`, `draining`, `stream_capacity_reached`, `stream_not_served` or `store_unavailable` (the session store could not keep "
             + "the input, which was not applied), with `Retry-After`.",
     ]
 
