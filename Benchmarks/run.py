@@ -1456,6 +1456,49 @@ def section_stream_memory(quick):
     return "stream-memory", "Memory per idle event stream", method, table, None
 
 
+def section_connection_memory(quick):
+    """RSS per idle kept-alive connection, on each HTTP engine: connections opened on the release demo, each after one
+    request, RSS read before and after."""
+    count = 1_000 if quick else 5_000
+    rows = []
+    for engine in ("epoll", "libmicrohttpd"):
+        port = free_port()
+        environment = {"MICROHTTP_ENGINE": engine, "MAX_CONNECTIONS_PER_IP": "0", "REQUEST_HEADER_TIMEOUT_SECONDS": "0",
+                       "CONNECTION_TIMEOUT_SECONDS": "600"}
+        with Server(demo_command(port, environment), port) as server:
+            def open_connections(total):
+                connections = []
+                for _ in range(total):
+                    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    if not sock.recv(65536).startswith(b"HTTP/1.1 200"):
+                        raise RuntimeError("a request was not answered")
+                    connections.append(sock)
+                return connections
+            for sock in open_connections(100):  # warm-up: allocator arenas, first pages
+                sock.close()
+            time.sleep(1.0)
+            before = process_rss_kib(server.process.pid) * 1024
+            connections = open_connections(count)
+            time.sleep(1.0)
+            after = process_rss_kib(server.process.pid) * 1024
+            for sock in connections:
+                sock.close()
+        rows.append((engine, before, after, (after - before) / count))
+    table = [
+        "| engine | idle kept-alive connections | RSS before → after | RSS per connection |",
+        "|---|---:|---|---:|",
+    ] + [f"| {engine} | {count:,} | {before / 1048576:,.1f} MiB → {after / 1048576:,.1f} MiB | {per:,.0f} bytes |"
+         for engine, before, after, per in rows]
+    method = ("Release `mvvmr-demo` on each engine (`MICROHTTP_ENGINE`), without the per-address limit and the header "
+              "deadline (so that the connections stay open while they are counted). The harness opens and closes 100 "
+              "connections to warm up, reads `VmRSS` from /proc, opens the connections, each sending one "
+              "`GET /healthz` and reading its answer, then leaving the connection open and idle, waits 1 s and reads "
+              "`VmRSS` again. libmicrohttpd holds each connection's memory pool (`maxHeaderBytes` + 4 KiB, zeroed and "
+              "resident); the epoll engine holds an `EpollConnection` and nothing else (docs/HTTP.md).")
+    return "connection-memory", "Memory per idle connection", method, table, None
+
+
 # Soak (section_soak): mixed traffic over a fixed set of sessions for a long while, watching the server's memory and
 # descriptors. The session set stays SOAK_SESSIONS strong (a new session replaces, and deletes, an old one), so what
 # the server holds is bounded by what each session may hold: MAX_SESSION_BYTES (1 MiB) each, plus allocator slack.
@@ -2270,6 +2313,7 @@ SECTIONS = {
     "startup-stored": section_startup_stored,
     "fanout": section_fanout,
     "stream-memory": section_stream_memory,
+    "connection-memory": section_connection_memory,
     "callgrind": section_callgrind,
     "profile": section_profile,
     "soak": section_soak,
