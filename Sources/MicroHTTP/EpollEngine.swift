@@ -561,10 +561,11 @@ final class EpollLoop: @unchecked Sendable {
     }
 
     /// Whether the loop reads `connection` now: not while its request waits for an answer, while it closes after
-    /// its answers, or while answers wait for the socket or its queued answers are at the limit.
+    /// its answers, while answers wait for the socket, or while it holds more unread bytes than pipelined requests
+    /// held back at the output limit and one incomplete head can account for.
     private func canRead(_ connection: EpollConnection) -> Bool {
         connection.stage != .waiting && !connection.closeAfterWrite && connection.unsentCount == 0
-            && connection.received.count <= Self.outputLimit
+            && connection.received.count <= Self.outputLimit + headerLimit
     }
 
     /// Reads and answers what `connection.received` still holds, for as long as its answers go out at once.

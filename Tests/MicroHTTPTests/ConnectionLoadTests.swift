@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import MicroHTTP
@@ -50,6 +51,26 @@ import Testing
             }
             #expect(response.status == 200)
             #expect(response.text == "64000 true")
+        }
+    }
+
+    @Test func aHeadOfHundredsOfKibibytesArrivingInPiecesIsRead() async throws {
+        var router = HTTPRouter()
+        router.get("/ok") { request in .text("\(request.headers["X-Big"]?.count ?? 0)") }
+        try await withServer(router: router, configure: { $0.maxHeaderBytes = 600 * 1024 }) { server in
+            let port = server.port
+            let response = try await blocking { () throws -> RawResponse in
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                let head = Array("GET /ok HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 400 * 1024))\r\n\r\n".utf8)
+                // More than the engine holds back for a connection's pipelined requests, then the rest a moment later.
+                try connection.send(Array(head[0..<(300 * 1024)]))
+                Thread.sleep(forTimeInterval: 0.3)
+                try connection.send(Array(head[(300 * 1024)...]))
+                return try connection.readResponse()
+            }
+            #expect(response.status == 200)
+            #expect(response.text == "\(400 * 1024)")
         }
     }
 
