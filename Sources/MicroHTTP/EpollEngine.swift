@@ -765,13 +765,7 @@ final class EpollLoop: @unchecked Sendable {
                 remoteIP: connection.remoteIP)
             switch handler {
             case .synchronous(let handle):
-                let response: HTTPResponse
-                do {
-                    response = try handle(httpRequest)
-                } catch {
-                    response = HTTPServer.response(for: error)
-                }
-                queue(response, connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
+                queue(HTTPServer.answerNow(handle, httpRequest), connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
             case .asynchronous(let handle):
                 let context = RequestContext(loop: self)
                 context.beginWaiting()

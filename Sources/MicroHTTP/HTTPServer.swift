@@ -443,13 +443,7 @@ public final class HTTPServer: Sendable {
             context.body = []
             switch handler {
             case .synchronous(let handle):
-                let response: HTTPResponse
-                do {
-                    response = try handle(request)
-                } catch {
-                    response = Self.response(for: error)
-                }
-                return queue(response, on: connection, for: context, method: method)
+                return queue(Self.answerNow(handle, request), on: connection, for: context, method: method)
             case .asynchronous(let handle):
                 return runAsynchronously(handle, request: request, context: context, connection: connection)
             case .deferred(let handle):
@@ -584,6 +578,15 @@ public final class HTTPServer: Sendable {
             case .ready, .answered:
                 break
             }
+        }
+    }
+
+    /// Runs a synchronous handler: its answer, or its error's (both engines').
+    static func answerNow(_ handle: @Sendable (HTTPRequest) throws -> HTTPResponse, _ request: HTTPRequest) -> HTTPResponse {
+        do {
+            return try handle(request)
+        } catch {
+            return Self.response(for: error)
         }
     }
 
