@@ -133,7 +133,7 @@ final class EpollConnection {
     enum Stage {
         /// Waiting for (or reading) a request's head.
         case head
-        /// Reading a request's body (`pendingRequest` holds its head's parts).
+        /// Reading a request's body (`pending` holds its head's parts).
         case body
         /// The request's answer is awaited; nothing more is read meanwhile.
         case waiting
@@ -945,20 +945,10 @@ final class EpollLoop: @unchecked Sendable {
     private func render(_ fields: [HTTPHeader]) -> Bool {
         var closes = false
         for field in fields {
-            let name = field.name.utf8
-            let value = field.value.utf8
-            guard !name.isEmpty, !name.contains(where: { $0 == 13 || $0 == 10 || $0 == 58 }),
-                !value.contains(where: { $0 == 13 || $0 == 10 })
-            else { continue }
-            switch name.count {
-            case 4 where field.name.lowercased() == "date": continue
-            case 10 where field.name.lowercased() == "connection":
-                if field.value.lowercased().contains("close") { closes = true }
-                continue
-            case 14 where field.name.lowercased() == "content-length": continue
-            case 17 where field.name.lowercased() == "transfer-encoding": continue
-            default: break
+            if field.name.utf8.count == 10 && field.name.lowercased() == "connection" && field.value.lowercased().contains("close") {
+                closes = true
             }
+            guard HTTPServer.isWrittenAsGiven(field) else { continue }
             output.append(field.name)
             output.append(": ")
             output.append(field.value)

@@ -16,17 +16,10 @@ extension HTTPServer {
         head.append(contentsOf: "HTTP/1.1 \(status) ".utf8)
         if let reason = MHD_get_reason_phrase_for(status) { head.append(contentsOf: String(cString: reason).utf8) }
         head.append(contentsOf: [13, 10])
-        let owned: Set<String> = ["connection", "content-length", "transfer-encoding", "date"]
-        for field in response.headers {
-            let name = field.name.utf8
-            let value = field.value.utf8
-            guard !name.isEmpty, !owned.contains(field.name.lowercased()),
-                !name.contains(where: { $0 == 13 || $0 == 10 || $0 == 58 }),
-                !value.contains(where: { $0 == 13 || $0 == 10 })
-            else { continue }
-            head.append(contentsOf: name)
+        for field in response.headers where isWrittenAsGiven(field) {
+            head.append(contentsOf: field.name.utf8)
             head.append(contentsOf: ": ".utf8)
-            head.append(contentsOf: value)
+            head.append(contentsOf: field.value.utf8)
             head.append(contentsOf: [13, 10])
         }
         var date = [CChar](repeating: 0, count: 64)
@@ -40,6 +33,26 @@ extension HTTPServer {
         }
         head.append(contentsOf: "Connection: close\r\n\r\n".utf8)
         return head
+    }
+}
+
+extension HTTPServer {
+    /// Whether a handler's header field goes out as given, when MicroHTTP writes a head itself (an event stream's;
+    /// every answer of the epoll engine): not a field the server writes itself (`Connection`, `Content-Length`,
+    /// `Transfer-Encoding`, `Date`), and without a CR or LF (or a colon in its name), as `MHD_add_response_header`
+    /// refuses too.
+    static func isWrittenAsGiven(_ field: HTTPHeader) -> Bool {
+        let name = field.name.utf8
+        guard !name.isEmpty, !name.contains(where: { $0 == 13 || $0 == 10 || $0 == 58 }),
+            !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 })
+        else { return false }
+        switch name.count {
+        case 4, 10, 14, 17:
+            let lowered = field.name.lowercased()
+            return lowered != "date" && lowered != "connection" && lowered != "content-length" && lowered != "transfer-encoding"
+        default:
+            return true
+        }
     }
 }
 

@@ -605,6 +605,7 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// The answer to a handler's error: an ``HTTPError`` as itself, anything else as 500 `internal_error`.
     static func response(for error: any Error) -> HTTPResponse {
         if let httpError = error as? HTTPError { return httpError.response }
         return HTTPError.internalError.response

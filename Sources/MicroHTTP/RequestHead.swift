@@ -243,16 +243,11 @@ struct RequestHead {
         return targetEnd - targetStart > limit ? .uriTooLong(limit: limit) : .headerFieldsTooLarge(limit: limit)
     }
 
-    /// Whether the bytes at `range` spell `lowercased`, ignoring ASCII case.
+    /// Whether the bytes at `range` spell `lowercased`, ignoring ASCII case: ``RequestFraming``'s comparison, on the
+    /// parser's pointer.
+    @inline(__always)
     private static func spells(_ byte: UnsafePointer<UInt8>, _ range: Range<Int>, _ lowercased: StaticString) -> Bool {
-        guard range.count == lowercased.utf8CodeUnitCount else { return false }
-        let expected = lowercased.utf8Start
-        for (offset, index) in range.enumerated() {
-            let value = byte[index]
-            let folded = value >= 0x41 && value <= 0x5A ? value | 0x20 : value
-            if folded != expected[offset] { return false }
-        }
-        return true
+        RequestFraming.bytes(UnsafeRawBufferPointer(start: byte, count: range.upperBound), range, spell: lowercased)
     }
 
     /// Whether the comma-separated list at `range` holds `lowercased` as one of its elements, ignoring case.
