@@ -8,9 +8,12 @@ import Synchronization
     import Musl
 #endif
 
-/// MicroHTTP's own HTTP/1.1 engine (``HTTPServerConfiguration/Engine/epoll``): one loop per thread, each with a
-/// listening socket of its own on the same port (`SO_REUSEPORT`, so the kernel spreads connections over the loops)
-/// and an epoll set of its connections, edge-triggered.
+/// MicroHTTP's own HTTP/1.1 engine (``HTTPServerConfiguration/Engine/epoll``): one loop per thread, each with an
+/// epoll set of its connections, edge-triggered. The loops poll one listening socket (`EPOLLEXCLUSIVE`: one loop is
+/// woken per arrival); the loop that accepts a connection keeps it only if no other loop has fewer, and otherwise
+/// hands it to the loop with the fewest (``EpollLoop/adopt(_:from:)``), so that the loops' connections stay within one
+/// of each other: the kernel wakes whichever loop is idle, which under a burst of connects gave one loop two or three
+/// times the other's, and that loop's requests waited the longer.
 ///
 /// A loop reads a connection's bytes into a buffer of its own, reads whole requests out of them (``RequestHead``,
 /// ``ChunkedBodyDecoder``), hands each to its route, and writes the answers of everything it read in one `send`.
@@ -39,7 +42,7 @@ final class EpollEngine: @unchecked Sendable {
         self.configuration = configuration
     }
 
-    /// Binds a listening socket per loop and starts the loops.
+    /// Binds the listening socket and starts the loops.
     /// - Returns: the port bound.
     func start(address: BindAddress) throws(HTTPServerError) -> Int {
         guard let socket = Self.listeningSocket(address: address, port: configuration.port, backlog: configuration.listenBacklog) else {
@@ -88,6 +91,20 @@ final class EpollEngine: @unchecked Sendable {
             counts[address] = open + 1
             return true
         }
+    }
+
+    /// The loop with the fewest connections, `accepting` itself when no other has fewer.
+    func leastLoadedLoop(besides accepting: EpollLoop) -> EpollLoop {
+        var chosen = accepting
+        var fewest = accepting.connectionCount.load(ordering: .relaxed)
+        for loop in loops where loop !== accepting {
+            let count = loop.connectionCount.load(ordering: .relaxed)
+            if count < fewest {
+                chosen = loop
+                fewest = count
+            }
+        }
+        return chosen
     }
 
     /// A connection from `address` closed (or was handed to an event stream).
@@ -211,6 +228,11 @@ final class EpollLoop: @unchecked Sendable {
     private var connections: [Int32: EpollConnection] = [:]
     /// Shared: answered requests handed back by other threads.
     private let resumed = Locked<[RequestContext]>([])
+    /// Shared: connections accepted by another loop and handed to this one, not yet in its epoll set.
+    private let adopted = Locked<(connections: [(descriptor: Int32, remoteIP: IPAddress)], closed: Bool)>(([], false))
+    /// Shared: the connections this loop holds, with those handed to it and not yet taken in (read by the other
+    /// loops to choose where a new connection goes).
+    let connectionCount = Atomic<Int>(0)
     /// Shared: the loop was woken and has not drained `resumed` since.
     private let wakePending = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
@@ -297,6 +319,20 @@ final class EpollLoop: @unchecked Sendable {
         wakeUp()
     }
 
+    /// From another loop's thread: a connection it accepted (counted in the limits) is this loop's from now on.
+    /// - Returns: false if this loop has ended (the caller keeps the connection).
+    func adopt(_ descriptor: Int32, from remoteIP: IPAddress) -> Bool {
+        let taken = adopted.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.connections.append((descriptor, remoteIP))
+            return true
+        }
+        guard taken else { return false }
+        connectionCount.add(1, ordering: .relaxed)
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { wakeUp() }
+        return true
+    }
+
     /// From any thread: `context`'s answer is ready (its phase holds it); the loop sends it.
     func resume(_ context: RequestContext) {
         resumed.withLock { $0.append(context) }
@@ -340,6 +376,15 @@ final class EpollLoop: @unchecked Sendable {
             }
         }
         for connection in Array(connections.values) { closeConnection(connection) }
+        let orphans = adopted.withLock { state in
+            state.closed = true
+            return state.connections
+        }
+        for (descriptor, remoteIP) in orphans {
+            close(descriptor)
+            engine.releaseConnection(from: remoteIP)
+            engine.openConnections.subtract(1, ordering: .relaxed)
+        }
         drainResumed()
         closeListening()
         close(epoll)
@@ -403,18 +448,28 @@ final class EpollLoop: @unchecked Sendable {
             }
             var one: Int32 = 1
             _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let connection = EpollConnection(descriptor: descriptor, remoteIP: ip, now: now)
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-            event.data.u64 = Self.token(of: descriptor)
-            guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
-                close(descriptor)
-                engine.releaseConnection(from: ip)
-                engine.openConnections.subtract(1, ordering: .relaxed)
-                continue
-            }
-            connections[descriptor] = connection
+            let target = engine.leastLoadedLoop(besides: self)
+            if target !== self && target.adopt(descriptor, from: ip) { continue }
+            connectionCount.add(1, ordering: .relaxed)
+            take(descriptor, from: ip)
         }
+    }
+
+    /// Adds an accepted connection (counted in `connectionCount` and the limits) to this loop's epoll set.
+    private func take(_ descriptor: Int32, from remoteIP: IPAddress) {
+        let connection = EpollConnection(descriptor: descriptor, remoteIP: remoteIP, now: now)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+        event.data.u64 = Self.token(of: descriptor)
+        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
+            close(descriptor)
+            connectionCount.subtract(1, ordering: .relaxed)
+            engine.releaseConnection(from: remoteIP)
+            engine.openConnections.subtract(1, ordering: .relaxed)
+            return
+        }
+        // Bytes that arrived before it joined the set are reported by this first poll (EPOLL_CTL_ADD checks).
+        connections[descriptor] = connection
     }
 
     /// Counts one more open connection, unless every loop's together are at `maxConnections`.
@@ -463,6 +518,7 @@ final class EpollLoop: @unchecked Sendable {
         guard !connection.closed else { return }
         connection.closed = true
         connections[connection.descriptor] = nil
+        connectionCount.subtract(1, ordering: .relaxed)
         var unused = epoll_event()
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.descriptor, &unused)
         close(connection.descriptor)
@@ -833,6 +889,13 @@ final class EpollLoop: @unchecked Sendable {
         var drained: UInt64 = 0
         _ = Glibc.read(wake, &drained, 8)
         wakePending.store(false, ordering: .sequentiallyConsistent)
+        let handed = adopted.withLock { state -> [(descriptor: Int32, remoteIP: IPAddress)] in
+            guard !state.connections.isEmpty else { return [] }
+            let taken = state.connections
+            state.connections.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for (descriptor, remoteIP) in handed { take(descriptor, from: remoteIP) }
         let contexts = resumed.withLock { list -> [RequestContext] in
             let taken = list
             list.removeAll(keepingCapacity: true)

@@ -102,6 +102,13 @@ public final class HTTPServer: Sendable {
         watcher.connectionsCut + connectionsCutByEngine.load(ordering: .relaxed)
     }
 
+    /// The connections each loop of MicroHTTP's own engine holds (handed to it and not yet taken in included), in
+    /// loop order; empty on libmicrohttpd, or when not running.
+    var connectionsPerLoop: [Int] {
+        guard let engine = lifecycle.withLock({ $0.engine }) else { return [] }
+        return engine.loops.map { $0.connectionCount.load(ordering: .relaxed) }
+    }
+
     /// Starts listening.
     /// - Throws: ``HTTPServerError`` when the host cannot be parsed, the port cannot be bound, or the
     ///   server was already started.

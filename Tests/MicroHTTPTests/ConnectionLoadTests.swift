@@ -7,6 +7,33 @@ import Testing
 /// chunks, a refused body it keeps sending, a large answer it reads slowly while the server stops. CI runs the suite
 /// on both engines (`MICROHTTP_ENGINE`).
 @Suite struct ConnectionLoadTests {
+    /// The kernel wakes whichever loop is idle for a new connection: before the engine balanced them, a burst of 64
+    /// connects left one of two loops with 44-51 of them. Each loop now holds within one of every other's.
+    @Test(.enabled(if: testEngine == .epoll))
+    func aBurstOfConnectionsIsSpreadEvenlyOverTheLoops() async throws {
+        var router = HTTPRouter()
+        router.get("/ok") { _ in .text("ok") }
+        try await withServer(router: router, configure: { $0.threadCount = 4 }) { server in
+            let port = server.port
+            let answered = try await blocking { () throws -> Int in
+                // Every connection is opened before any is used, so that they arrive in one burst.
+                let connections = try (0..<41).map { _ in try RawConnection(port: port) }
+                defer { for connection in connections { connection.close() } }
+                var answered = 0
+                for connection in connections {
+                    try connection.send(Array("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                    if try connection.readResponse().status == 200 { answered += 1 }
+                }
+                let perLoop = server.connectionsPerLoop
+                #expect(perLoop.count == 4)
+                #expect(perLoop.reduce(0, +) == 41)
+                #expect((perLoop.max() ?? 0) - (perLoop.min() ?? 0) <= 1, "connections per loop: \(perLoop)")
+                return answered
+            }
+            #expect(answered == 41)
+        }
+    }
+
     @Test func twoThousandPipelinedRequestsAreAnsweredWholeAndInOrder() async throws {
         var router = HTTPRouter()
         router.get("/n/{index}") { request in
