@@ -34,6 +34,8 @@ final class EpollEngine: @unchecked Sendable {
     private let listeningShutDown = Atomic<Bool>(false)
     /// Connections open on every loop (held to `maxConnections`).
     let openConnections = Atomic<Int>(0)
+    /// Held while a new connection's loop is chosen and counted (``assignConnection(acceptedBy:)``).
+    private let assigning = Locked<Void>(())
     /// Connections open per client address (held to `maxConnectionsPerIP`).
     let connectionsByAddress = Locked<[IPAddress: Int]>([:])
 
@@ -62,8 +64,8 @@ final class EpollEngine: @unchecked Sendable {
         return Self.boundPort(of: socket)
     }
 
-    /// Refuses new connections from now on: the listening sockets are shut down (a client's connect is reset)
-    /// and each loop closes its own.
+    /// Refuses new connections from now on: the listening socket is shut down (a client's connect is reset) and
+    /// each loop stops polling it; ``stop()`` closes it.
     func stopListening() {
         guard listening >= 0, !listeningShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = shutdown(listening, Int32(SHUT_RDWR))
@@ -81,6 +83,21 @@ final class EpollEngine: @unchecked Sendable {
         }
     }
 
+    /// The most connections every loop's together may hold (`maxConnections`, at least one).
+    var connectionLimit: Int { max(1, configuration.maxConnections) }
+
+    /// Counts one more open connection, unless every loop's together are at ``connectionLimit``.
+    func reserveConnectionSlot() -> Bool {
+        var open = openConnections.load(ordering: .relaxed)
+        while open < connectionLimit {
+            let (exchanged, original) = openConnections.compareExchange(
+                expected: open, desired: open + 1, ordering: .relaxed)
+            if exchanged { return true }
+            open = original
+        }
+        return false
+    }
+
     /// Whether another connection from `address` may open; counts it when it may.
     func admitConnection(from address: IPAddress) -> Bool {
         let limit = configuration.maxConnectionsPerIP
@@ -93,18 +110,23 @@ final class EpollEngine: @unchecked Sendable {
         }
     }
 
-    /// The loop with the fewest connections, `accepting` itself when no other has fewer.
-    func leastLoadedLoop(besides accepting: EpollLoop) -> EpollLoop {
-        var chosen = accepting
-        var fewest = accepting.connectionCount.load(ordering: .relaxed)
-        for loop in loops where loop !== accepting {
-            let count = loop.connectionCount.load(ordering: .relaxed)
-            if count < fewest {
-                chosen = loop
-                fewest = count
+    /// Chooses the loop a connection `accepting` just accepted goes to, and counts it there: the loop with the fewest
+    /// connections, `accepting` itself when no other has fewer. Chosen and counted under one lock, so that loops
+    /// accepting at the same moment do not both pick the same one; closes only lower the counts, outside it.
+    func assignConnection(acceptedBy accepting: EpollLoop) -> EpollLoop {
+        assigning.withLock { _ in
+            var chosen = accepting
+            var fewest = accepting.connectionCount.load(ordering: .relaxed)
+            for loop in loops where loop !== accepting {
+                let count = loop.connectionCount.load(ordering: .relaxed)
+                if count < fewest {
+                    chosen = loop
+                    fewest = count
+                }
             }
+            chosen.connectionCount.add(1, ordering: .relaxed)
+            return chosen
         }
-        return chosen
     }
 
     /// A connection from `address` closed (or was handed to an event stream).
@@ -175,6 +197,7 @@ final class EpollConnection {
     var received: [UInt8] = []
     /// Bytes of answers the socket has not taken yet, from `unsentStart` on.
     var unsent: [UInt8] = []
+    /// Where the bytes not yet sent begin in `unsent`.
     var unsentStart = 0
     /// Answers queued (in the loop's output or `unsent`) and not yet all sent: each still counts as an active request
     /// of the server, so that a graceful stop waits for it.
@@ -182,8 +205,9 @@ final class EpollConnection {
     /// A refusal was answered: the connection closes after it, reading (and dropping) what the client still sends
     /// for a moment first, so that the close does not reset the connection before the client read the refusal.
     var refused = false
-    /// While lingering after a refusal: until when, and how many more bytes it reads.
+    /// While lingering after a refusal: until when (0: not lingering).
     var lingerUntil: UInt64 = 0
+    /// While lingering after a refusal: how many more bytes it reads (and drops).
     var lingerBudget = 0
     var pending: PendingRequest?
     var body: [UInt8] = []
@@ -228,12 +252,13 @@ final class EpollLoop: @unchecked Sendable {
     private var connections: [Int32: EpollConnection] = [:]
     /// Shared: answered requests handed back by other threads.
     private let resumed = Locked<[RequestContext]>([])
-    /// Shared: connections accepted by another loop and handed to this one, not yet in its epoll set.
-    private let adopted = Locked<(connections: [(descriptor: Int32, remoteIP: IPAddress)], closed: Bool)>(([], false))
+    /// Shared: connections accepted by another loop and handed to this one, not yet in its epoll set. Closed (no
+    /// hand-off taken) until the loop runs, and again once it ended.
+    private let adopted = Locked<(connections: [(descriptor: Int32, remoteIP: IPAddress)], closed: Bool)>(([], true))
     /// Shared: the connections this loop holds, with those handed to it and not yet taken in (read by the other
     /// loops to choose where a new connection goes).
     let connectionCount = Atomic<Int>(0)
-    /// Shared: the loop was woken and has not drained `resumed` since.
+    /// Shared: the loop was woken and has not drained `resumed` and `adopted` since.
     private let wakePending = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private let inputCapacity = 64 * 1024
@@ -319,8 +344,9 @@ final class EpollLoop: @unchecked Sendable {
         wakeUp()
     }
 
-    /// From another loop's thread: a connection it accepted (counted in the limits) is this loop's from now on.
-    /// - Returns: false if this loop has ended (the caller keeps the connection).
+    /// From another loop's thread: a connection it accepted (counted in the limits, and in this loop's
+    /// `connectionCount` by ``EpollEngine/assignConnection(acceptedBy:)``) is this loop's from now on.
+    /// - Returns: false if this loop is not running (not yet, or no more): the caller keeps the connection.
     func adopt(_ descriptor: Int32, from remoteIP: IPAddress) -> Bool {
         let taken = adopted.withLock { state -> Bool in
             guard !state.closed else { return false }
@@ -328,7 +354,6 @@ final class EpollLoop: @unchecked Sendable {
             return true
         }
         guard taken else { return false }
-        connectionCount.add(1, ordering: .relaxed)
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { wakeUp() }
         return true
     }
@@ -343,6 +368,7 @@ final class EpollLoop: @unchecked Sendable {
 
     func run() {
         mvvmr_name_current_thread("MicroHTTP-loop")
+        adopted.withLock { $0.closed = false }
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
@@ -359,7 +385,7 @@ final class EpollLoop: @unchecked Sendable {
                     case Self.listenToken:
                         accept()
                     case Self.wakeToken:
-                        drainResumed()
+                        drainHandOffs()
                     default:
                         guard let connection = connections[Int32(truncatingIfNeeded: event.data.u64 >> 8)] else { continue }
                         let flags = event.events
@@ -380,12 +406,8 @@ final class EpollLoop: @unchecked Sendable {
             state.closed = true
             return state.connections
         }
-        for (descriptor, remoteIP) in orphans {
-            close(descriptor)
-            engine.releaseConnection(from: remoteIP)
-            engine.openConnections.subtract(1, ordering: .relaxed)
-        }
-        drainResumed()
+        for (descriptor, remoteIP) in orphans { release(descriptor, from: remoteIP) }
+        drainHandOffs()
         closeListening()
         close(epoll)
         close(wake)
@@ -418,7 +440,7 @@ final class EpollLoop: @unchecked Sendable {
         var accepted = 0
         while listening >= 0 && accepted < 4 {
             accepted += 1
-            guard reserveConnectionSlot() else {
+            guard engine.reserveConnectionSlot() else {
                 // At the limit: leave the rest in the backlog until a connection closes.
                 pauseListening()
                 return
@@ -448,41 +470,29 @@ final class EpollLoop: @unchecked Sendable {
             }
             var one: Int32 = 1
             _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let target = engine.leastLoadedLoop(besides: self)
-            if target !== self && target.adopt(descriptor, from: ip) { continue }
-            connectionCount.add(1, ordering: .relaxed)
-            take(descriptor, from: ip)
+            let target = engine.assignConnection(acceptedBy: self)
+            if target !== self {
+                if target.adopt(descriptor, from: ip) { continue }
+                // That loop is not running: this one keeps the connection.
+                target.connectionCount.subtract(1, ordering: .relaxed)
+                connectionCount.add(1, ordering: .relaxed)
+            }
+            addToEpollSet(descriptor, from: ip)
         }
     }
 
     /// Adds an accepted connection (counted in `connectionCount` and the limits) to this loop's epoll set.
-    private func take(_ descriptor: Int32, from remoteIP: IPAddress) {
+    private func addToEpollSet(_ descriptor: Int32, from remoteIP: IPAddress) {
         let connection = EpollConnection(descriptor: descriptor, remoteIP: remoteIP, now: now)
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
         event.data.u64 = Self.token(of: descriptor)
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
-            close(descriptor)
-            connectionCount.subtract(1, ordering: .relaxed)
-            engine.releaseConnection(from: remoteIP)
-            engine.openConnections.subtract(1, ordering: .relaxed)
+            release(descriptor, from: remoteIP)
             return
         }
         // Bytes that arrived before it joined the set are reported by this first poll (EPOLL_CTL_ADD checks).
         connections[descriptor] = connection
-    }
-
-    /// Counts one more open connection, unless every loop's together are at `maxConnections`.
-    private func reserveConnectionSlot() -> Bool {
-        let limit = max(1, configuration.maxConnections)
-        var open = engine.openConnections.load(ordering: .relaxed)
-        while open < limit {
-            let (exchanged, original) = engine.openConnections.compareExchange(
-                expected: open, desired: open + 1, ordering: .relaxed)
-            if exchanged { return true }
-            open = original
-        }
-        return false
     }
 
     private func pauseListening() {
@@ -494,7 +504,7 @@ final class EpollLoop: @unchecked Sendable {
 
     private func resumeListeningIfRoom() {
         guard listeningPaused, listening >= 0, !listeningStopped.load(ordering: .acquiring),
-            engine.openConnections.load(ordering: .relaxed) < max(1, configuration.maxConnections)
+            engine.openConnections.load(ordering: .relaxed) < engine.connectionLimit
         else { return }
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue
@@ -518,24 +528,34 @@ final class EpollLoop: @unchecked Sendable {
         guard !connection.closed else { return }
         connection.closed = true
         connections[connection.descriptor] = nil
-        connectionCount.subtract(1, ordering: .relaxed)
         var unused = epoll_event()
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.descriptor, &unused)
-        close(connection.descriptor)
-        engine.releaseConnection(from: connection.remoteIP)
-        engine.openConnections.subtract(1, ordering: .relaxed)
+        release(connection.descriptor, from: connection.remoteIP)
         if connection.requestActive && connection.waiting == nil {
             connection.requestActive = false
             server.requestEnded()
         }
-        if connection.answersUnsent > 0 {
-            server.requestsEnded(connection.answersUnsent)
-            connection.answersUnsent = 0
-        }
+        endQueuedAnswers(connection)
         connection.received = []
         connection.unsent = []
         connection.unsentStart = 0
         resumeListeningIfRoom()
+    }
+
+    /// Closes an accepted socket of this loop's and gives back every count it holds: the loop's, the engine's
+    /// (`maxConnections`), its address's (`maxConnectionsPerIP`).
+    private func release(_ descriptor: Int32, from remoteIP: IPAddress) {
+        close(descriptor)
+        connectionCount.subtract(1, ordering: .relaxed)
+        engine.releaseConnection(from: remoteIP)
+        engine.openConnections.subtract(1, ordering: .relaxed)
+    }
+
+    /// The connection's queued answers stop counting as active requests (they were sent, or it closed).
+    private func endQueuedAnswers(_ connection: EpollConnection) {
+        guard connection.answersUnsent > 0 else { return }
+        server.requestsEnded(connection.answersUnsent)
+        connection.answersUnsent = 0
     }
 
     /// Closes `connection` for missing a deadline.
@@ -845,16 +865,14 @@ final class EpollLoop: @unchecked Sendable {
                 } catch {
                     immediate = HTTPServer.response(for: error)
                 }
-                if let (now, kept) = context.withPhase({ phase in HTTPServer.takeAnswer(&phase, immediate: immediate) }) ?? nil {
-                    _ = kept
+                if let (now, _) = context.withPhase({ phase in HTTPServer.takeAnswer(&phase, immediate: immediate) }) ?? nil {
                     queue(now, connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
                     return
                 }
                 // The answer comes later: listed, so that a stopping server answers it.
                 guard server.waiting.admit(context) else {
                     let refused = HTTPError.draining.response
-                    let (now, kept) = (context.withPhase { phase in HTTPServer.takeAnswer(&phase, immediate: refused) } ?? nil) ?? (refused, nil)
-                    _ = kept
+                    let (now, _) = (context.withPhase { phase in HTTPServer.takeAnswer(&phase, immediate: refused) } ?? nil) ?? (refused, nil)
                     queue(now, connection, keepAlive: false, isHead: request.isHead, isHTTP10: request.isHTTP10)
                     return
                 }
@@ -884,8 +902,8 @@ final class EpollLoop: @unchecked Sendable {
         connection.stage = .waiting
     }
 
-    /// Sends the answers handed back by other threads.
-    private func drainResumed() {
+    /// Takes in the connections other loops handed to this one, and sends the answers other threads handed back.
+    private func drainHandOffs() {
         var drained: UInt64 = 0
         _ = Glibc.read(wake, &drained, 8)
         wakePending.store(false, ordering: .sequentiallyConsistent)
@@ -895,7 +913,7 @@ final class EpollLoop: @unchecked Sendable {
             state.connections.removeAll(keepingCapacity: true)
             return taken
         }
-        for (descriptor, remoteIP) in handed { take(descriptor, from: remoteIP) }
+        for (descriptor, remoteIP) in handed { addToEpollSet(descriptor, from: remoteIP) }
         let contexts = resumed.withLock { list -> [RequestContext] in
             let taken = list
             list.removeAll(keepingCapacity: true)
@@ -904,8 +922,7 @@ final class EpollLoop: @unchecked Sendable {
         for context in contexts {
             guard let connection = context.epollConnection else { continue }
             let answer = context.withPhase { phase in HTTPServer.takeAnswer(&phase, immediate: nil) } ?? nil
-            guard let (response, kept) = answer else { continue }
-            _ = kept
+            guard let (response, _) = answer else { continue }
             context.epollConnection = nil
             if context.isListedAsWaiting {
                 server.waiting.remove(context)
@@ -927,8 +944,7 @@ final class EpollLoop: @unchecked Sendable {
                 isHTTP10: connection.waitingIsHTTP10)
             // Requests that arrived behind it.
             send(connection)
-            pump(connection)
-            if connection.readPending && canRead(connection) && !connection.closed { readable(connection) }
+            readOn(connection)
         }
     }
 
@@ -937,7 +953,7 @@ final class EpollLoop: @unchecked Sendable {
     /// Queues `response` in this loop's output for `connection` (or hands an event stream its socket).
     private func queue(_ response: HTTPResponse, _ connection: EpollConnection, keepAlive: Bool, isHead: Bool, isHTTP10: Bool) {
         if connection.requestActive {
-            // Still active until its bytes are all sent (``settleSentAnswers(_:)``).
+            // Still active until its bytes are all sent (``answersSent(_:)``).
             connection.requestActive = false
             connection.answersUnsent += 1
         }
@@ -1008,7 +1024,9 @@ final class EpollLoop: @unchecked Sendable {
     private func render(_ fields: [HTTPHeader]) -> Bool {
         var closes = false
         for field in fields {
-            if field.name.utf8.count == 10 && field.name.lowercased() == "connection" && field.value.lowercased().contains("close") {
+            if field.name.utf8.count == 10 && HTTPHeaders.equalIgnoringASCIICase(field.name, "connection")
+                && field.value.lowercased().contains("close")
+            {
                 closes = true
             }
             guard HTTPServer.isWrittenAsGiven(field) else { continue }
@@ -1121,10 +1139,7 @@ final class EpollLoop: @unchecked Sendable {
     /// Everything queued for `connection` is sent: its answers stop counting as active requests, and a connection
     /// that closes after them closes (or lingers, after a refusal).
     private func answersSent(_ connection: EpollConnection) {
-        if connection.answersUnsent > 0 {
-            server.requestsEnded(connection.answersUnsent)
-            connection.answersUnsent = 0
-        }
+        endQueuedAnswers(connection)
         guard connection.closeAfterWrite, connection.stage != .waiting else { return }
         if connection.refused {
             // Closed with unread bytes in the socket, the connection would be reset, and the client could lose the
@@ -1165,6 +1180,12 @@ final class EpollLoop: @unchecked Sendable {
         answersSent(connection)
         if connection.closed || connection.lingerUntil != 0 { return }
         // What arrived while the answers went out.
+        readOn(connection)
+    }
+
+    /// Goes on with `connection` once it may read again: the requests already received, then the socket, if it
+    /// became readable meanwhile.
+    private func readOn(_ connection: EpollConnection) {
         pump(connection)
         if connection.readPending && canRead(connection) && !connection.closed { readable(connection) }
     }

@@ -47,11 +47,11 @@ extension HTTPServer {
             !field.value.utf8.contains(where: { $0 == 13 || $0 == 10 })
         else { return false }
         switch name.count {
-        case 4, 10, 14, 17:
-            let lowered = field.name.lowercased()
-            return lowered != "date" && lowered != "connection" && lowered != "content-length" && lowered != "transfer-encoding"
-        default:
-            return true
+        case 4: return !HTTPHeaders.equalIgnoringASCIICase(field.name, "date")
+        case 10: return !HTTPHeaders.equalIgnoringASCIICase(field.name, "connection")
+        case 14: return !HTTPHeaders.equalIgnoringASCIICase(field.name, "content-length")
+        case 17: return !HTTPHeaders.equalIgnoringASCIICase(field.name, "transfer-encoding")
+        default: return true
         }
     }
 }
