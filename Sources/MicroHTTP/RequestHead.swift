@@ -64,6 +64,9 @@ struct RequestHead {
         while start < min(bytes.count, 8) && (byte[start] == 0x0D || byte[start] == 0x0A) { start += 1 }
         guard let length = headLength(byte, from: start, count: bytes.count) else {
             if bytes.count - start > headerLimit { return .refused(oversized(byte, from: start, count: bytes.count, limit: headerLimit)) }
+            // Bytes that cannot begin a request line (a TLS handshake, whose first byte is a control byte, has no line
+            // end to wait for) are refused now, not at the head's deadline.
+            if !beginsLikeARequestLine(byte, from: start, count: bytes.count) { return .refused(.malformedRequest(.invalidRequestLine)) }
             return .incomplete
         }
         if length - start > headerLimit { return .refused(oversized(byte, from: start, count: length, limit: headerLimit)) }
@@ -206,6 +209,14 @@ struct RequestHead {
 
     /// The length of the head starting at `from` (through its blank line: CR LF CR LF, or bare LFs), or nil when
     /// it has not all arrived.
+    /// Whether the bytes from `from` could still begin a request line: a method (token bytes), then a space, as far
+    /// as they go.
+    private static func beginsLikeARequestLine(_ byte: UnsafePointer<UInt8>, from: Int, count: Int) -> Bool {
+        var index = from
+        while index < count && RequestFraming.isTokenByte(byte[index]) { index += 1 }
+        return index == count || (index > from && byte[index] == 0x20)
+    }
+
     private static func headLength(_ byte: UnsafePointer<UInt8>, from: Int, count: Int) -> Int? {
         var offset = from
         while offset < count {

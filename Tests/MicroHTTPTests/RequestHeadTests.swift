@@ -51,6 +51,21 @@ import Testing
         }
     }
 
+    /// A TLS ClientHello has no line end: without a look at its first bytes the connection waited for the head's
+    /// deadline, unanswered.
+    @Test func bytesThatCannotBeginARequestLineAreRefusedBeforeALineEnds() {
+        let clientHello = String(decoding: [0x16, 0x03, 0x01, 0x00, 0xF4, 0x01, 0x00, 0x00, 0xF0, 0x03, 0x03], as: UTF8.self)
+        for text in [clientHello, "GET\t/", " GET /", "GE(T /", "\r\n\r\n\r\n\r\n\r\nGET /"] {
+            #expect(refusal(text)?.code == "malformed_request", "\(text.debugDescription)")
+        }
+        for text in ["GET", "GET /partial", "\r\nPOST /a HTTP/1.1\r\nHost: x"] {
+            guard case .incomplete = read(text) else {
+                Issue.record("not incomplete: \(text.debugDescription)")
+                continue
+            }
+        }
+    }
+
     @Test func bareLineFeedsAndLeadingBlankLinesAreAccepted() throws {
         let text = "\r\nGET /a HTTP/1.1\nHost: x\n\n"
         let head = try head(text)
