@@ -34,8 +34,6 @@ final class EpollEngine: @unchecked Sendable {
     private let listeningShutDown = Atomic<Bool>(false)
     /// Connections open on every loop (held to `maxConnections`).
     let openConnections = Atomic<Int>(0)
-    /// Held while a new connection's loop is chosen and counted (``assignConnection(acceptedBy:)``).
-    private let assigning = Locked<Void>(())
     /// Connections open per client address (held to `maxConnectionsPerIP`).
     let connectionsByAddress = Locked<[IPAddress: Int]>([:])
 
@@ -111,10 +109,11 @@ final class EpollEngine: @unchecked Sendable {
     }
 
     /// Chooses the loop a connection `accepting` just accepted goes to, and counts it there: the loop with the fewest
-    /// connections, `accepting` itself when no other has fewer. Chosen and counted under one lock, so that loops
-    /// accepting at the same moment do not both pick the same one; closes only lower the counts, outside it.
+    /// connections, `accepting` itself when no other has fewer. The count is raised only from the value the choice
+    /// saw (compare-and-exchange; chosen again otherwise), so that loops accepting at the same moment do not both
+    /// add to the same one; closes only lower the counts.
     func assignConnection(acceptedBy accepting: EpollLoop) -> EpollLoop {
-        assigning.withLock { _ in
+        while true {
             var chosen = accepting
             var fewest = accepting.connectionCount.load(ordering: .relaxed)
             for loop in loops where loop !== accepting {
@@ -124,8 +123,9 @@ final class EpollEngine: @unchecked Sendable {
                     fewest = count
                 }
             }
-            chosen.connectionCount.add(1, ordering: .relaxed)
-            return chosen
+            if chosen.connectionCount.compareExchange(expected: fewest, desired: fewest + 1, ordering: .relaxed).exchanged {
+                return chosen
+            }
         }
     }
 
