@@ -372,8 +372,9 @@ def section_listener(quick):
     table = results_table(results, f"**Ratio MicroHTTP / C: {ratio:.2f}** (target ≥ 0.90).")
     method = (f"`wrk -t2 -c64 -d{seconds}s --latency` on loopback against `GET /api/pages/greeting`, "
               f"{rounds_description(rounds, quick)}. "
-              "Both servers: libmicrohttpd 0.9.75, thread pool of one thread per core, epoll, turbo, "
-              f"suspend/resume allowed, the same {len(bodies['C'])}-byte JSON body (checked). "
+              "C: libmicrohttpd 0.9.75, thread pool of one thread per core, epoll, turbo, suspend/resume allowed; "
+              "MicroHTTP: its default engine, its own epoll loops, one per core; "
+              f"the same {len(bodies['C'])}-byte JSON body (checked). "
               "C: `Benchmarks/c-server/server.c`; MicroHTTP: `Benchmarks/Sources/microhttp-bench`.")
     return "listener", "MicroHTTP vs raw libmicrohttpd (C)", method, table, ratio
 
@@ -2281,8 +2282,8 @@ def section_callgrind(quick, record=False):
               "page-read-logged, whose request lines go to `/dev/null`, "
               "`SWIFT_DETERMINISTIC_HASHING=1`, and `GLIBC_TUNABLES` raising glibc's `rep stosb`/`rep movsb` "
               "thresholds: callgrind counts those one instruction per byte, so libmicrohttpd's clearing of its "
-              "connection pool (32 KiB, the library's default, for the C server; 12 KiB, MicroHTTP's default, for the "
-              "others) would otherwise count up to about 49,000 instructions per request and depend on the CPU; with "
+              "connection pool (32 KiB, the library's default, in the C server; MicroHTTP's default engine has no pool) "
+              "would otherwise count up to about 49,000 instructions per request and depend on the CPU; with "
               f"glibc's vector loops it counts about 2,700 for 32 KiB). The harness sends {CALLGRIND_WARMUP} requests to warm it up, zeroes "
               f"the counters (`callgrind_control --zero`), sends {CALLGRIND_REQUESTS} requests one after the other on "
               "one keep-alive connection (Python `http.client`, another process, so not counted), dumps the counters "

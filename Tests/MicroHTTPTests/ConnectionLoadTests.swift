@@ -8,7 +8,7 @@ import Testing
 /// on both engines (`MICROHTTP_ENGINE`).
 @Suite struct ConnectionLoadTests {
     /// The kernel wakes whichever loop is idle for a new connection: before the engine balanced them, a burst of 64
-    /// connects left one of two loops with 44-51 of them. Each loop now holds within one of every other's.
+    /// connects left one of two loops with 36-49 of them. Each loop now holds within one of every other's.
     @Test(.enabled(if: testEngine == .epoll))
     func aBurstOfConnectionsIsSpreadEvenlyOverTheLoops() async throws {
         var router = HTTPRouter()
