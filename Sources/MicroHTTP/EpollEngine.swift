@@ -86,14 +86,7 @@ final class EpollEngine: @unchecked Sendable {
 
     /// Counts one more open connection, unless every loop's together are at ``connectionLimit``.
     func reserveConnectionSlot() -> Bool {
-        var open = openConnections.load(ordering: .relaxed)
-        while open < connectionLimit {
-            let (exchanged, original) = openConnections.compareExchange(
-                expected: open, desired: open + 1, ordering: .relaxed)
-            if exchanged { return true }
-            open = original
-        }
-        return false
+        openConnections.incrementIfBelow(connectionLimit)
     }
 
     /// Whether another connection from `address` may open; counts it when it may.

@@ -171,14 +171,7 @@ final class SessionTable<Entry: Sendable>: Sendable {
 
     /// Takes a slot for a new session: false when the table is full.
     private func takeSlot() -> Bool {
-        var current = sessionCount.load(ordering: .relaxed)
-        while current < capacity {
-            let (exchanged, original) = sessionCount.compareExchange(
-                expected: current, desired: current + 1, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
-        return false
+        sessionCount.incrementIfBelow(capacity)
     }
 
     /// Removes the least recently used idle session of all the shards, one-request sessions first, keeping its slot
