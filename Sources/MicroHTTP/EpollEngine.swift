@@ -8,52 +8,99 @@ import Synchronization
     import Musl
 #endif
 
-/// MicroHTTP's own HTTP/1.1 engine (``HTTPServerConfiguration/Engine/epoll``): one loop per thread, each with an
-/// epoll set of its connections, edge-triggered. The loops poll one listening socket (`EPOLLEXCLUSIVE`: one loop is
-/// woken per arrival); the loop that accepts a connection keeps it only if no other loop has fewer, and otherwise
-/// hands it to the loop with the fewest (``EpollLoop/adopt(_:from:)``), so that the loops' connections stay within one
-/// of each other: the kernel wakes whichever loop is idle, which under a burst of connects gave one loop two or three
-/// times the other's, and that loop's requests waited the longer.
+/// MicroHTTP's own HTTP/1.1 engine (``HTTPServerConfiguration/Engine/epoll``): one epoll set for the whole engine,
+/// shared by its loops, one loop per thread. Every connection is in the one set (edge-triggered, reading and writing),
+/// with the listening socket; whichever loop is running takes whichever connection is ready, so that no request waits
+/// behind a loop that the scheduler took off its core while another loop could serve it. (With a set per loop, the
+/// requests of a loop that was preempted waited for it, a time slice of the scheduler's, and made the action's p99:
+/// see BENCHMARKS.md, the sixteenth round.)
+///
+/// A connection is served by one loop at a time: its ``EpollConnection/ownership`` says whether a loop holds it, and
+/// a loop that takes an event for a held connection notes the event in it and goes on; the holder serves what was
+/// noted before it lets go. Events name a connection by its descriptor and a generation, looked up in the engine's
+/// table, so that an event taken for a connection that another loop closed meanwhile finds nothing.
 ///
 /// A loop reads a connection's bytes into a buffer of its own, reads whole requests out of them (``RequestHead``,
 /// ``ChunkedBodyDecoder``), hands each to its route, and writes the answers of everything it read in one `send`.
 /// A request answered later (an asynchronous or deferred handler) leaves its connection waiting, unread, until
-/// the answer is handed back (``resume(_:)``): the loop is woken through an eventfd only when it may be asleep.
-/// Deadlines (the head's, the body's, inactivity) are checked by each loop over its own connections, ten times a
-/// second. Event streams are taken over as under libmicrohttpd: the stream gets the socket, the watcher watches it.
+/// the answer is handed back (``EpollEngine/resume(_:)``): a loop is woken through an eventfd only when none may be
+/// awake to see it. Deadlines (the head's, the body's, inactivity) are checked ten times a second by whichever loop
+/// comes first, over every connection no loop holds at that moment. Event streams are taken over as under
+/// libmicrohttpd: the stream gets the socket, the watcher watches it.
 final class EpollEngine: @unchecked Sendable {
-    // @unchecked Sendable: the loops' state is each loop's own (see EpollLoop); what is shared is atomic or locked.
+    // @unchecked Sendable: what the loops share is atomic, locked, or a connection held by one loop at a time.
 
     /// The server the engine serves; it stops the engine (and joins its threads) before it can go away.
     unowned(unsafe) let server: HTTPServer
     let configuration: HTTPServerConfiguration
     private(set) var loops: [EpollLoop] = []
     private var threads: [pthread_t] = []
-    /// The listening socket, which every loop polls (`EPOLLEXCLUSIVE`: one loop is woken per connection).
-    private var listening: Int32 = -1
-    private let listeningShutDown = Atomic<Bool>(false)
-    /// Connections open on every loop (held to `maxConnections`).
+    /// The listening socket (-1: none), and whether it is in the epoll set: taken out while the engine is at its
+    /// connection limit, and for good once it was shut down.
+    let listener = Locked<(descriptor: Int32, polled: Bool, shutDown: Bool)>((-1, false, false))
+    /// Connections open (held to `maxConnections`).
     let openConnections = Atomic<Int>(0)
     /// Connections open per client address (held to `maxConnectionsPerIP`).
     let connectionsByAddress = Locked<[IPAddress: Int]>([:])
+    /// The one epoll set of every loop: the listening socket, the wake-up and the stop eventfds, every connection.
+    let epoll: Int32
+    /// Written when an answer given on another thread waits in `resumed` and no loop was woken for it yet.
+    let wake: Int32
+    /// Written once, never read: readable for every loop from the stop on.
+    let stopSignal: Int32
+    /// Every open connection, by descriptor.
+    let connections = Locked<[Int32: EpollConnection]>([:])
+    /// The generation the next connection gets: with its descriptor, it names the connection in its events.
+    let nextGeneration = Atomic<UInt32>(1)
+    /// Answered requests handed back by other threads, for whichever loop drains them first.
+    let resumed = Locked<[RequestContext]>([])
+    /// A loop was woken for `resumed` and has not drained it since.
+    let wakePending = Atomic<Bool>(false)
+    let stopping = Atomic<Bool>(false)
+    /// When the next sweep of deadlines is due (milliseconds, `CLOCK_MONOTONIC_COARSE`): the loop that moves it on
+    /// sweeps.
+    let nextSweep = Atomic<UInt64>(0)
 
     init(server: HTTPServer, configuration: HTTPServerConfiguration) {
         self.server = server
         self.configuration = configuration
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        stopSignal = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
     }
+
+    deinit {
+        for descriptor in [epoll, wake, stopSignal] where descriptor >= 0 { close(descriptor) }
+    }
+
+    static let listenToken: UInt64 = 0
+    static let wakeToken: UInt64 = 1
+    static let stopToken: UInt64 = 2
 
     /// Binds the listening socket and starts the loops.
     /// - Returns: the port bound.
     func start(address: BindAddress) throws(HTTPServerError) -> Int {
+        guard epoll >= 0, wake >= 0, stopSignal >= 0 else {
+            throw HTTPServerError(code: "start_failed", message: "Could not make the server's epoll set.")
+        }
         guard let socket = Self.listeningSocket(address: address, port: configuration.port, backlog: configuration.listenBacklog) else {
             throw HTTPServerError(
                 code: "start_failed",
                 message: "Could not listen on \(configuration.host):\(configuration.port) (in use, or not allowed).")
         }
-        listening = socket
-        loops = (0..<max(1, configuration.threadCount)).map { _ in EpollLoop(engine: self, listening: socket) }
+        var event = epoll_event()
+        // Answers handed back: edge-triggered, one loop woken per write. The stop: level-triggered, every loop sees it.
+        event.events = EPOLLIN.rawValue | EPOLLET.rawValue
+        event.data.u64 = Self.wakeToken
+        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = Self.stopToken
+        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, stopSignal, &event)
+        listener.withLock { $0 = (socket, false, false) }
+        resumeListeningIfRoom()
+        loops = (0..<max(1, configuration.threadCount)).map { _ in EpollLoop(engine: self) }
         for loop in loops {
-            guard loop.isReady, case .success(let thread) = Threads.start({ loop.run() }) else {
+            guard case .success(let thread) = Threads.start({ loop.run() }) else {
                 stop()
                 throw HTTPServerError(code: "start_failed", message: "Could not start the server's threads.")
             }
@@ -63,28 +110,52 @@ final class EpollEngine: @unchecked Sendable {
     }
 
     /// Refuses new connections from now on: the listening socket is shut down (a client's connect is reset) and
-    /// each loop stops polling it; ``stop()`` closes it.
+    /// leaves the epoll set; ``stop()`` closes it.
     func stopListening() {
-        guard listening >= 0, !listeningShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = shutdown(listening, Int32(SHUT_RDWR))
-        for loop in loops { loop.stopListening() }
+        listener.withLock { state in
+            guard state.descriptor >= 0, !state.shutDown else { return }
+            state.shutDown = true
+            _ = shutdown(state.descriptor, Int32(SHUT_RDWR))
+            if state.polled {
+                var unused = epoll_event()
+                _ = epoll_ctl(epoll, EPOLL_CTL_DEL, state.descriptor, &unused)
+                state.polled = false
+            }
+        }
     }
 
     /// Closes every connection, ends the loops and waits for their threads.
     func stop() {
-        for loop in loops { loop.requestStop() }
+        stopping.store(true, ordering: .releasing)
+        var one: UInt64 = 1
+        _ = Glibc.write(stopSignal, &one, 8)
         for thread in threads { pthread_join(thread, nil) }
         threads = []
-        if listening >= 0 {
-            close(listening)
-            listening = -1
+        // No loop runs now: the first one closes what is left and sends the answers handed back meanwhile.
+        loops.first?.closeEverything()
+        listener.withLock { state in
+            if state.polled {
+                var unused = epoll_event()
+                _ = epoll_ctl(epoll, EPOLL_CTL_DEL, state.descriptor, &unused)
+            }
+            if state.descriptor >= 0 { close(state.descriptor) }
+            state = (-1, false, true)
         }
     }
 
-    /// The most connections every loop's together may hold (`maxConnections`, at least one).
+    /// From any thread: `context`'s answer is ready (its phase holds it); a loop sends it.
+    func resume(_ context: RequestContext) {
+        resumed.withLock { $0.append(context) }
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            var one: UInt64 = 1
+            _ = Glibc.write(wake, &one, 8)
+        }
+    }
+
+    /// The most connections the engine may hold (`maxConnections`, at least one).
     var connectionLimit: Int { max(1, configuration.maxConnections) }
 
-    /// Counts one more open connection, unless every loop's together are at ``connectionLimit``.
+    /// Counts one more open connection, unless the engine is at ``connectionLimit``.
     func reserveConnectionSlot() -> Bool {
         openConnections.incrementIfBelow(connectionLimit)
     }
@@ -101,33 +172,36 @@ final class EpollEngine: @unchecked Sendable {
         }
     }
 
-    /// Chooses the loop a connection `accepting` just accepted goes to, and counts it there: the loop with the fewest
-    /// connections, `accepting` itself when no other has fewer. The count is raised only from the value the choice
-    /// saw (compare-and-exchange; chosen again otherwise), so that loops accepting at the same moment do not both
-    /// add to the same one; closes only lower the counts.
-    func assignConnection(acceptedBy accepting: EpollLoop) -> EpollLoop {
-        while true {
-            var chosen = accepting
-            var fewest = accepting.connectionCount.load(ordering: .relaxed)
-            for loop in loops where loop !== accepting {
-                let count = loop.connectionCount.load(ordering: .relaxed)
-                if count < fewest {
-                    chosen = loop
-                    fewest = count
-                }
-            }
-            if chosen.connectionCount.compareExchange(expected: fewest, desired: fewest + 1, ordering: .relaxed).exchanged {
-                return chosen
-            }
-        }
-    }
-
     /// A connection from `address` closed (or was handed to an event stream).
     func releaseConnection(from address: IPAddress) {
         guard configuration.maxConnectionsPerIP > 0 else { return }
         connectionsByAddress.withLock { counts in
             let open = counts[address, default: 1] - 1
             counts[address] = open > 0 ? open : nil
+        }
+    }
+
+    /// Takes the listening socket out of the epoll set (at the connection limit, or out of descriptors): a loop puts
+    /// it back at a sweep, or when a connection closes.
+    func pauseListening() {
+        listener.withLock { state in
+            guard state.polled else { return }
+            var unused = epoll_event()
+            _ = epoll_ctl(epoll, EPOLL_CTL_DEL, state.descriptor, &unused)
+            state.polled = false
+        }
+    }
+
+    /// Puts the listening socket back in the epoll set, if it is out and the engine is below its limit.
+    func resumeListeningIfRoom() {
+        listener.withLock { state in
+            guard !state.polled, state.descriptor >= 0, !state.shutDown,
+                openConnections.load(ordering: .relaxed) < connectionLimit
+            else { return }
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = Self.listenToken
+            state.polled = epoll_ctl(epoll, EPOLL_CTL_ADD, state.descriptor, &event) == 0
         }
     }
 
@@ -160,8 +234,21 @@ final class EpollEngine: @unchecked Sendable {
     }
 }
 
-/// One connection of a loop; only its loop's thread touches it.
-final class EpollConnection {
+
+/// One connection of the engine: touched only by the loop that holds it (``ownership``).
+final class EpollConnection: @unchecked Sendable {
+    // @unchecked Sendable: every loop may find it in the engine's table, but only the one holding it touches its state.
+
+    /// Whether a loop holds the connection (``held``), and what happened while it did: the events other loops took
+    /// for it, and ``answerHandedBack``. Taken with acquiring order and let go with releasing order, so that the next
+    /// holder sees everything the last one wrote.
+    let ownership = Atomic<UInt32>(0)
+    /// A loop holds the connection.
+    static let held: UInt32 = 1 << 31
+    /// Its awaited answer was handed back (``EpollEngine/resume(_:)``).
+    static let answerHandedBack: UInt32 = 1 << 30
+    /// With its descriptor, what names the connection in its events (the descriptor alone could be a newer one's).
+    let generation: UInt32
     enum Stage {
         /// Waiting for (or reading) a request's head.
         case head
@@ -223,43 +310,62 @@ final class EpollConnection {
     /// How many bytes of answers wait for the socket.
     var unsentCount: Int { unsent.count - unsentStart }
 
-    init(descriptor: Int32, remoteIP: IPAddress, now: UInt64) {
+    /// The token of the connection's events: its generation and its descriptor, with the top bit set (never one of
+    /// the engine's own tokens).
+    var token: UInt64 { 1 << 63 | UInt64(generation) << 32 | UInt64(UInt32(bitPattern: descriptor)) }
+
+    /// Takes the connection for the calling loop, or, when another loop holds it, notes `happened` (events, or
+    /// ``answerHandedBack``) for that loop to serve before it lets go.
+    /// - Returns: whether the caller holds it now.
+    func take(noting happened: UInt32) -> Bool {
+        var state = ownership.load(ordering: .relaxed)
+        while true {
+            let desired = state & Self.held == 0 ? Self.held : state | happened
+            let (exchanged, original) = ownership.compareExchange(
+                expected: state, desired: desired, ordering: .acquiringAndReleasing)
+            if exchanged { return state & Self.held == 0 }
+            state = original
+        }
+    }
+
+    /// Takes the connection only if no loop holds it and nothing is noted (the sweep's way: it passes over the others).
+    func takeIfFree() -> Bool {
+        ownership.compareExchange(expected: 0, desired: Self.held, ordering: .acquiring).exchanged
+    }
+
+    /// Lets go of the connection, unless something was noted meanwhile: then it stays held, and what was noted is
+    /// returned (and cleared) for the holder to serve.
+    func letGo() -> UInt32? {
+        var state = ownership.load(ordering: .relaxed)
+        while true {
+            let desired = state == Self.held ? 0 : Self.held
+            let (exchanged, original) = ownership.compareExchange(
+                expected: state, desired: desired, ordering: .acquiringAndReleasing)
+            if exchanged { return state == Self.held ? nil : state & ~Self.held }
+            state = original
+        }
+    }
+
+    init(descriptor: Int32, generation: UInt32, remoteIP: IPAddress, now: UInt64) {
         self.descriptor = descriptor
+        self.generation = generation
         self.remoteIP = remoteIP
         stageStartedAt = now
         lastActivity = now
     }
 }
 
-/// One loop and its thread. Everything not marked shared is touched by the loop's thread alone.
+/// One loop and its thread: it polls the engine's epoll set and serves the connections it takes. Everything here is
+/// the loop's own; what it shares is the engine's, and a connection only while it holds it.
 final class EpollLoop: @unchecked Sendable {
     unowned(unsafe) let engine: EpollEngine
     private unowned(unsafe) let server: HTTPServer
     private let configuration: HTTPServerConfiguration
-    /// The engine's listening socket while this loop polls it (-1 once it stopped listening; the engine closes it).
-    private var listening: Int32
-    private let listeningStopped = Atomic<Bool>(false)
-    private var listeningPaused = false
-    private let epoll: Int32
-    private let wake: Int32
-    private var connections: [Int32: EpollConnection] = [:]
-    /// Shared: answered requests handed back by other threads.
-    private let resumed = Locked<[RequestContext]>([])
-    /// Shared: connections accepted by another loop and handed to this one, not yet in its epoll set. Closed (no
-    /// hand-off taken) until the loop runs, and again once it ended.
-    private let adopted = Locked<(connections: [(descriptor: Int32, remoteIP: IPAddress)], closed: Bool)>(([], true))
-    /// Shared: the connections this loop holds, with those handed to it and not yet taken in (read by the other
-    /// loops to choose where a new connection goes).
-    let connectionCount = Atomic<Int>(0)
-    /// Shared: the loop was woken and has not drained `resumed` and `adopted` since.
-    private let wakePending = Atomic<Bool>(false)
-    private let stopping = Atomic<Bool>(false)
     private let inputCapacity = 64 * 1024
     private let input: UnsafeMutableRawPointer
     private var output = ByteWriter(capacity: 16 * 1024)
     private var packing = ByteWriter(capacity: 4 * 1024)
     private var now: UInt64 = 0
-    private var nextSweep: UInt64 = 0
     private var dateSecond = -1
     private var dateLine: [UInt8] = []
     /// Header blocks rendered lately, keyed by the storage of the field list they came from, which is held so that
@@ -272,9 +378,12 @@ final class EpollLoop: @unchecked Sendable {
     private let bodyTimeout: UInt64
     private let inactivityTimeout: UInt64
 
-    private static let listenToken: UInt64 = 0
-    private static let wakeToken: UInt64 = 1
     private static let sweepInterval: UInt64 = 100
+    /// The most events a loop takes from the set at once: the loops share the ready connections, so a loop takes only
+    /// a few, and the others take the rest while it serves them.
+    private static let eventsPerPoll = 4
+    /// The events of a connection's that mean "read it" (readable, closed by the peer, or failed).
+    private static let readEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
     /// The most answer bytes a connection may have queued before the loop stops reading its pipelined requests
     /// (it reads on once they are sent), so that a client cannot make the loop hold the answers of thousands of
     /// requests sent in one go.
@@ -282,129 +391,81 @@ final class EpollLoop: @unchecked Sendable {
     /// How long, and for how many more bytes, a refused connection is read (and dropped) before it closes.
     private static let lingerMilliseconds: UInt64 = 2000
     private static let lingerBytes = 256 * 1024
-    /// Set once `run` closed the epoll set and eventfd (a loop that never ran closes them in `deinit`).
-    private var descriptorsClosed = false
 
-    init(engine: EpollEngine, listening: Int32) {
+    init(engine: EpollEngine) {
         self.engine = engine
         server = engine.server
         configuration = engine.configuration
-        self.listening = listening
-        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-        wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         input = UnsafeMutableRawPointer.allocate(byteCount: inputCapacity, alignment: 16)
         headerLimit = max(4096, configuration.maxHeaderBytes)
         headTimeout = UInt64(max(0, configuration.requestHeaderTimeoutSeconds)) * 1000
         bodyTimeout = UInt64(max(0, configuration.requestBodyTimeoutSeconds)) * 1000
         inactivityTimeout = UInt64(max(0, configuration.connectionTimeoutSeconds)) * 1000
-        if epoll >= 0 && wake >= 0 {
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue
-            event.data.u64 = Self.listenToken
-            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, listening, &event)
-            event.events = EPOLLIN.rawValue
-            event.data.u64 = Self.wakeToken
-            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event)
-        }
     }
 
     deinit {
         input.deallocate()
-        if !descriptorsClosed {
-            if epoll >= 0 { close(epoll) }
-            if wake >= 0 { close(wake) }
-        }
-    }
-
-    /// Whether the loop has its epoll set and eventfd.
-    var isReady: Bool { epoll >= 0 && wake >= 0 }
-
-    private func wakeUp() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wake, &one, 8)
-    }
-
-    /// From any thread: the listening socket was shut down (see ``EpollEngine/stopListening()``); the loop lets go
-    /// of it.
-    func stopListening() {
-        listeningStopped.store(true, ordering: .releasing)
-        wakeUp()
-    }
-
-    /// From any thread: close everything and end the loop.
-    func requestStop() {
-        stopping.store(true, ordering: .releasing)
-        wakeUp()
-    }
-
-    /// From another loop's thread: a connection it accepted (counted in the limits, and in this loop's
-    /// `connectionCount` by ``EpollEngine/assignConnection(acceptedBy:)``) is this loop's from now on.
-    /// - Returns: false if this loop is not running (not yet, or no more): the caller keeps the connection.
-    func adopt(_ descriptor: Int32, from remoteIP: IPAddress) -> Bool {
-        let taken = adopted.withLock { state -> Bool in
-            guard !state.closed else { return false }
-            state.connections.append((descriptor, remoteIP))
-            return true
-        }
-        guard taken else { return false }
-        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { wakeUp() }
-        return true
-    }
-
-    /// From any thread: `context`'s answer is ready (its phase holds it); the loop sends it.
-    func resume(_ context: RequestContext) {
-        resumed.withLock { $0.append(context) }
-        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { wakeUp() }
     }
 
     // MARK: - The loop
 
     func run() {
         mvvmr_name_current_thread("MicroHTTP-loop")
-        adopted.withLock { $0.closed = false }
-        let capacity = 256
-        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Self.eventsPerPoll)
         defer { events.deallocate() }
         now = Self.milliseconds()
-        nextSweep = now + Self.sweepInterval
-        while !stopping.load(ordering: .acquiring) {
-            let timeout = Int32(clamping: nextSweep > now ? nextSweep - now : 0)
-            let count = epoll_wait(epoll, events, Int32(capacity), timeout)
+        while !engine.stopping.load(ordering: .acquiring) {
+            let due = engine.nextSweep.load(ordering: .relaxed)
+            let timeout = Int32(clamping: due > now ? due - now : 0)
+            let count = epoll_wait(engine.epoll, events, Int32(Self.eventsPerPoll), timeout)
             now = Self.milliseconds()
             if count > 0 {
                 for index in 0..<Int(count) {
                     let event = events[index]
                     switch event.data.u64 {
-                    case Self.listenToken:
+                    case EpollEngine.listenToken:
                         accept()
-                    case Self.wakeToken:
-                        drainHandOffs()
+                    case EpollEngine.wakeToken:
+                        drainResumed()
+                    case EpollEngine.stopToken:
+                        break
                     default:
-                        guard let connection = connections[Int32(truncatingIfNeeded: event.data.u64 >> 8)] else { continue }
-                        let flags = event.events
-                        if flags & EPOLLOUT.rawValue != 0 { flush(connection) }
-                        if flags & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
-                            readable(connection)
-                        }
+                        let token = event.data.u64
+                        let descriptor = Int32(bitPattern: UInt32(truncatingIfNeeded: token))
+                        guard let connection = engine.connections.withLock({ $0[descriptor] }),
+                            connection.token == token
+                        else { continue }
+                        serve(connection, event.events)
                     }
                 }
             }
-            if now >= nextSweep {
+            let sweepDue = engine.nextSweep.load(ordering: .relaxed)
+            if now >= sweepDue,
+                engine.nextSweep.compareExchange(expected: sweepDue, desired: now + Self.sweepInterval, ordering: .relaxed)
+                    .exchanged
+            {
                 sweep()
-                nextSweep = now + Self.sweepInterval
             }
         }
-        for connection in Array(connections.values) { closeConnection(connection) }
-        let orphans = adopted.withLock { state in
-            state.closed = true
-            return state.connections
+    }
+
+    /// Serves what `happened` on `connection` (events, or an answer handed back), and then whatever other loops
+    /// noted for it meanwhile; or, when another loop holds it, notes it for that loop.
+    private func serve(_ connection: EpollConnection, _ happened: UInt32) {
+        guard connection.take(noting: happened) else { return }
+        serveHeld(connection, happened)
+    }
+
+    /// Serves `happened` on `connection`, which this loop holds, then what other loops noted meanwhile, and lets go.
+    private func serveHeld(_ connection: EpollConnection, _ happened: UInt32) {
+        var happened = happened
+        while true {
+            if happened & EpollConnection.answerHandedBack != 0 { sendAnswer(connection) }
+            if !connection.closed && happened & EPOLLOUT.rawValue != 0 { flush(connection) }
+            if !connection.closed && happened & Self.readEvents != 0 { readable(connection) }
+            guard let noted = connection.letGo() else { return }
+            happened = noted
         }
-        for (descriptor, remoteIP) in orphans { release(descriptor, from: remoteIP) }
-        drainHandOffs()
-        closeListening()
-        close(epoll)
-        close(wake)
-        descriptorsClosed = true
     }
 
     private static func milliseconds() -> UInt64 {
@@ -413,45 +474,32 @@ final class EpollLoop: @unchecked Sendable {
         return UInt64(time.tv_sec) * 1000 + UInt64(time.tv_nsec) / 1_000_000
     }
 
-    private static func token(of descriptor: Int32) -> UInt64 {
-        UInt64(UInt32(bitPattern: descriptor)) << 8 | 2
-    }
-
-    private func closeListening() {
-        guard listening >= 0 else { return }
-        var unused = epoll_event()
-        if !listeningPaused { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listening, &unused) }
-        listening = -1
-    }
-
     private func accept() {
-        if listeningStopped.load(ordering: .acquiring) {
-            closeListening()
-            return
-        }
         // A few at a time, so that the other loops take their share of a burst.
         var accepted = 0
-        while listening >= 0 && accepted < 4 {
+        while accepted < 4 {
             accepted += 1
             guard engine.reserveConnectionSlot() else {
                 // At the limit: leave the rest in the backlog until a connection closes.
-                pauseListening()
+                engine.pauseListening()
                 return
             }
+            let listening = engine.listener.withLock { $0.shutDown ? -1 : $0.descriptor }
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let descriptor = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mvvmr_accept_connection(listening, $0, &length) }
-            }
+            let descriptor =
+                listening < 0
+                ? -1
+                : withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { mvvmr_accept_connection(listening, $0, &length) }
+                }
             guard descriptor >= 0 else {
                 let failure = errno
                 engine.openConnections.subtract(1, ordering: .relaxed)
-                if failure == EINVAL {
-                    closeListening()  // shut down by stopListening
-                } else if failure == EMFILE || failure == ENFILE || failure == ENOBUFS || failure == ENOMEM {
+                if listening >= 0 && (failure == EMFILE || failure == ENFILE || failure == ENOBUFS || failure == ENOMEM) {
                     // Out of descriptors or memory: stop polling the socket (it stays readable, and would wake
-                    // this loop at once, again and again) and try again at the next sweep.
-                    pauseListening()
+                    // the loops at once, again and again) and try again at the next sweep.
+                    engine.pauseListening()
                 }
                 return
             }
@@ -463,47 +511,26 @@ final class EpollLoop: @unchecked Sendable {
             }
             var one: Int32 = 1
             _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let target = engine.assignConnection(acceptedBy: self)
-            if target !== self {
-                if target.adopt(descriptor, from: ip) { continue }
-                // That loop is not running: this one keeps the connection.
-                target.connectionCount.subtract(1, ordering: .relaxed)
-                connectionCount.add(1, ordering: .relaxed)
-            }
-            addToEpollSet(descriptor, from: ip)
+            register(descriptor, from: ip)
         }
     }
 
-    /// Adds an accepted connection (counted in `connectionCount` and the limits) to this loop's epoll set.
-    private func addToEpollSet(_ descriptor: Int32, from remoteIP: IPAddress) {
-        let connection = EpollConnection(descriptor: descriptor, remoteIP: remoteIP, now: now)
+    /// Adds an accepted connection (counted in the limits) to the engine's table and epoll set.
+    private func register(_ descriptor: Int32, from remoteIP: IPAddress) {
+        let generation = engine.nextGeneration.wrappingAdd(1, ordering: .relaxed).oldValue
+        let connection = EpollConnection(descriptor: descriptor, generation: generation, remoteIP: remoteIP, now: now)
+        // In the table before it is in the set: its first event must find it.
+        engine.connections.withLock { $0[descriptor] = connection }
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
-        event.data.u64 = Self.token(of: descriptor)
-        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
+        // Reading and writing, edge-triggered: an edge for writing comes only after the socket was full.
+        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
+        event.data.u64 = connection.token
+        guard epoll_ctl(engine.epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
+            engine.connections.withLock { $0[descriptor] = nil }
             release(descriptor, from: remoteIP)
             return
         }
-        // Bytes that arrived before it joined the set are reported by this first poll (EPOLL_CTL_ADD checks).
-        connections[descriptor] = connection
-    }
-
-    private func pauseListening() {
-        guard !listeningPaused, listening >= 0 else { return }
-        var unused = epoll_event()
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, listening, &unused)
-        listeningPaused = true
-    }
-
-    private func resumeListeningIfRoom() {
-        guard listeningPaused, listening >= 0, !listeningStopped.load(ordering: .acquiring),
-            engine.openConnections.load(ordering: .relaxed) < engine.connectionLimit
-        else { return }
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLEXCLUSIVE.rawValue
-        event.data.u64 = Self.listenToken
-        _ = epoll_ctl(epoll, EPOLL_CTL_ADD, listening, &event)
-        listeningPaused = false
+        // Bytes that arrived before it joined the set are reported by its first poll (EPOLL_CTL_ADD checks).
     }
 
     private static func address(of storage: inout sockaddr_storage) -> IPAddress {
@@ -516,13 +543,17 @@ final class EpollLoop: @unchecked Sendable {
     }
 
     /// Closes `connection` (its socket, its place in the limits); a request it was waiting for is completed when
-    /// its answer comes (and finds the connection closed).
+    /// its answer comes (and finds the connection closed). The caller holds it (or no loop runs).
     private func closeConnection(_ connection: EpollConnection) {
         guard !connection.closed else { return }
         connection.closed = true
-        connections[connection.descriptor] = nil
+        // Out of the table first: an event another loop takes for it from now on finds nothing (and the descriptor,
+        // once closed, may be a new connection's, which has another generation).
+        engine.connections.withLock { table in
+            if table[connection.descriptor] === connection { table[connection.descriptor] = nil }
+        }
         var unused = epoll_event()
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, connection.descriptor, &unused)
+        _ = epoll_ctl(engine.epoll, EPOLL_CTL_DEL, connection.descriptor, &unused)
         release(connection.descriptor, from: connection.remoteIP)
         if connection.requestActive && connection.waiting == nil {
             connection.requestActive = false
@@ -532,14 +563,13 @@ final class EpollLoop: @unchecked Sendable {
         connection.received = []
         connection.unsent = []
         connection.unsentStart = 0
-        resumeListeningIfRoom()
+        engine.resumeListeningIfRoom()
     }
 
-    /// Closes an accepted socket of this loop's and gives back every count it holds: the loop's, the engine's
-    /// (`maxConnections`), its address's (`maxConnectionsPerIP`).
+    /// Closes an accepted socket and gives back every count it holds: the engine's (`maxConnections`), its
+    /// address's (`maxConnectionsPerIP`).
     private func release(_ descriptor: Int32, from remoteIP: IPAddress) {
         close(descriptor)
-        connectionCount.subtract(1, ordering: .relaxed)
         engine.releaseConnection(from: remoteIP)
         engine.openConnections.subtract(1, ordering: .relaxed)
     }
@@ -557,28 +587,96 @@ final class EpollLoop: @unchecked Sendable {
         closeConnection(connection)
     }
 
-    /// Deadlines and inactivity.
+    /// Deadlines and inactivity, over every connection no loop holds now (one held is being served: its deadlines
+    /// are looked at next time).
     private func sweep() {
-        if listeningStopped.load(ordering: .acquiring) { closeListening() }
-        resumeListeningIfRoom()
-        for connection in Array(connections.values) {
-            if connection.lingerUntil != 0 {
-                if now >= connection.lingerUntil { closeConnection(connection) }
-                continue
-            }
-            if connection.stage == .waiting { continue }
-            switch connection.stage {
-            case .head where headTimeout > 0 && connection.unsentCount == 0 && now &- connection.stageStartedAt >= headTimeout:
-                cut(connection)
-                continue
-            case .body where bodyTimeout > 0 && now &- connection.stageStartedAt >= bodyTimeout:
-                cut(connection)
-                continue
-            default:
-                break
-            }
-            if inactivityTimeout > 0 && now &- connection.lastActivity >= inactivityTimeout { closeConnection(connection) }
+        now = Self.milliseconds()
+        engine.resumeListeningIfRoom()
+        let all = engine.connections.withLock { Array($0.values) }
+        for connection in all where connection.takeIfFree() {
+            sweep(connection)
+            serveHeld(connection, 0)
         }
+    }
+
+    private func sweep(_ connection: EpollConnection) {
+        guard !connection.closed else { return }
+        if connection.lingerUntil != 0 {
+            if now >= connection.lingerUntil { closeConnection(connection) }
+            return
+        }
+        switch connection.stage {
+        case .waiting:
+            return
+        case .head where headTimeout > 0 && connection.unsentCount == 0 && elapsed(since: connection.stageStartedAt) >= headTimeout:
+            cut(connection)
+            return
+        case .body where bodyTimeout > 0 && elapsed(since: connection.stageStartedAt) >= bodyTimeout:
+            cut(connection)
+            return
+        default:
+            break
+        }
+        if inactivityTimeout > 0 && elapsed(since: connection.lastActivity) >= inactivityTimeout { closeConnection(connection) }
+    }
+
+    /// Milliseconds since `stamp`, which another loop may have taken from a clock read a moment after this loop's
+    /// `now` (0 then, not a wrapped difference that would count as a missed deadline).
+    private func elapsed(since stamp: UInt64) -> UInt64 {
+        now >= stamp ? now - stamp : 0
+    }
+
+    /// After the loops ended (no loop runs): closes every connection left, and completes the answers handed back
+    /// meanwhile.
+    func closeEverything() {
+        now = Self.milliseconds()
+        let all = engine.connections.withLock { Array($0.values) }
+        for connection in all { closeConnection(connection) }
+        drainResumed()
+    }
+
+    /// Takes the answers other threads handed back, and serves each on its connection (or notes it for the loop
+    /// that holds the connection).
+    private func drainResumed() {
+        var drained: UInt64 = 0
+        _ = Glibc.read(engine.wake, &drained, 8)
+        engine.wakePending.store(false, ordering: .sequentiallyConsistent)
+        let contexts = engine.resumed.withLock { list -> [RequestContext] in
+            let taken = list
+            list.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for context in contexts {
+            guard let connection = context.epollConnection else { continue }
+            serve(connection, EpollConnection.answerHandedBack)
+        }
+    }
+
+    /// Sends the answer `connection` waits for, if it was given; the caller holds the connection.
+    private func sendAnswer(_ connection: EpollConnection) {
+        guard let context = connection.waiting else { return }
+        let answer = context.withPhase { phase in HTTPServer.takeAnswer(&phase, immediate: nil) } ?? nil
+        guard let (response, _) = answer else { return }
+        if context.isListedAsWaiting {
+            server.waiting.remove(context)
+            context.isListedAsWaiting = false
+        }
+        connection.waiting = nil
+        connection.stage = .head
+        if connection.closed {
+            // The client left while its answer was awaited.
+            if connection.requestActive {
+                connection.requestActive = false
+                server.requestEnded()
+            }
+            return
+        }
+        queue(
+            response, connection, keepAlive: connection.waitingKeepAlive, isHead: connection.waitingIsHead,
+            isHTTP10: connection.waitingIsHTTP10)
+        // Requests that arrived behind it.
+        send(connection)
+        readOn(connection)
     }
 
     // MARK: - Reading
@@ -836,7 +934,9 @@ final class EpollLoop: @unchecked Sendable {
             case .synchronous(let handle):
                 queue(HTTPServer.answerNow(handle, httpRequest), connection, keepAlive: keepAlive, isHead: request.isHead, isHTTP10: request.isHTTP10)
             case .asynchronous(let handle):
-                let context = RequestContext(loop: self)
+                let context = RequestContext(engine: engine)
+                // Before any other thread can see the context: the loop that takes its answer finds the connection so.
+                context.epollConnection = connection
                 context.beginWaiting()
                 guard server.waiting.admit(context) else {
                     queue(HTTPError.draining.response, connection, keepAlive: false, isHead: request.isHead, isHTTP10: request.isHTTP10)
@@ -850,7 +950,8 @@ final class EpollLoop: @unchecked Sendable {
                     queue(HTTPError.draining.response, connection, keepAlive: false, isHead: request.isHead, isHTTP10: request.isHTTP10)
                     return
                 }
-                let context = RequestContext(loop: self)
+                let context = RequestContext(engine: engine)
+                context.epollConnection = connection
                 context.beginWaiting(.handling)
                 let immediate: HTTPResponse?
                 do {
@@ -881,64 +982,17 @@ final class EpollLoop: @unchecked Sendable {
                     if case .ready = phase { return true }
                     return false
                 } ?? false
-                if answeredMeanwhile { resume(context) }
+                if answeredMeanwhile { engine.resume(context) }
             }
         }
     }
 
     private func wait(for context: RequestContext, _ connection: EpollConnection, _ request: EpollConnection.PendingRequest) {
-        context.epollConnection = connection
         connection.waiting = context
         connection.waitingKeepAlive = request.keepAlive
         connection.waitingIsHead = request.isHead
         connection.waitingIsHTTP10 = request.isHTTP10
         connection.stage = .waiting
-    }
-
-    /// Takes in the connections other loops handed to this one, and sends the answers other threads handed back.
-    private func drainHandOffs() {
-        var drained: UInt64 = 0
-        _ = Glibc.read(wake, &drained, 8)
-        wakePending.store(false, ordering: .sequentiallyConsistent)
-        let handed = adopted.withLock { state -> [(descriptor: Int32, remoteIP: IPAddress)] in
-            guard !state.connections.isEmpty else { return [] }
-            let taken = state.connections
-            state.connections.removeAll(keepingCapacity: true)
-            return taken
-        }
-        for (descriptor, remoteIP) in handed { addToEpollSet(descriptor, from: remoteIP) }
-        let contexts = resumed.withLock { list -> [RequestContext] in
-            let taken = list
-            list.removeAll(keepingCapacity: true)
-            return taken
-        }
-        for context in contexts {
-            guard let connection = context.epollConnection else { continue }
-            let answer = context.withPhase { phase in HTTPServer.takeAnswer(&phase, immediate: nil) } ?? nil
-            guard let (response, _) = answer else { continue }
-            context.epollConnection = nil
-            if context.isListedAsWaiting {
-                server.waiting.remove(context)
-                context.isListedAsWaiting = false
-            }
-            guard connection.waiting === context else { continue }
-            connection.waiting = nil
-            connection.stage = .head
-            if connection.closed {
-                // The client left while its answer was awaited.
-                if connection.requestActive {
-                    connection.requestActive = false
-                    server.requestEnded()
-                }
-                continue
-            }
-            queue(
-                response, connection, keepAlive: connection.waitingKeepAlive, isHead: connection.waitingIsHead,
-                isHTTP10: connection.waitingIsHTTP10)
-            // Requests that arrived behind it.
-            send(connection)
-            readOn(connection)
-        }
     }
 
     // MARK: - Writing
@@ -1122,7 +1176,7 @@ final class EpollLoop: @unchecked Sendable {
             if taken < output.count {
                 connection.unsent = Array(UnsafeRawBufferPointer(rebasing: output.bytes[taken...]))
                 connection.unsentStart = 0
-                setWritableInterest(connection, true)
+                // The socket is full: its edge for writing comes once it takes more (``flush(_:)``).
                 return
             }
         }
@@ -1146,13 +1200,6 @@ final class EpollLoop: @unchecked Sendable {
         }
     }
 
-    private func setWritableInterest(_ connection: EpollConnection, _ writable: Bool) {
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue | (writable ? EPOLLOUT.rawValue : 0)
-        event.data.u64 = Self.token(of: connection.descriptor)
-        _ = epoll_ctl(epoll, EPOLL_CTL_MOD, connection.descriptor, &event)
-    }
-
     private func flush(_ connection: EpollConnection) {
         guard connection.unsentCount > 0, !connection.closed else { return }
         let sent = connection.unsent.withUnsafeBytes { raw in
@@ -1167,7 +1214,6 @@ final class EpollLoop: @unchecked Sendable {
         guard connection.unsentCount == 0 else { return }
         connection.unsent = []
         connection.unsentStart = 0
-        setWritableInterest(connection, false)
         // The next request's head deadline runs from here, now that the client has its answers.
         if connection.stage == .head { connection.stageStartedAt = now }
         answersSent(connection)

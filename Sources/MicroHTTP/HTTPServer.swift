@@ -102,13 +102,6 @@ public final class HTTPServer: Sendable {
         watcher.connectionsCut + connectionsCutByEngine.load(ordering: .relaxed)
     }
 
-    /// The connections each loop of MicroHTTP's own engine holds (handed to it and not yet taken in included), in
-    /// loop order; empty on libmicrohttpd, or when not running.
-    var connectionsPerLoop: [Int] {
-        guard let engine = lifecycle.withLock({ $0.engine }) else { return [] }
-        return engine.loops.map { $0.connectionCount.load(ordering: .relaxed) }
-    }
-
     /// Starts listening.
     /// - Throws: ``HTTPServerError`` when the host cannot be parsed, the port cannot be bound, or the
     ///   server was already started.
@@ -574,8 +567,8 @@ public final class HTTPServer: Sendable {
             switch phase {
             case .waiting:
                 phase = .ready(response, kept: kept)
-                if let loop = context.loop {
-                    loop.resume(context)
+                if let engine = context.engine {
+                    engine.resume(context)
                 } else if let connection = context.connection {
                     MHD_resume_connection(connection.pointer)
                 }

@@ -31,9 +31,9 @@ final class RequestContext: @unchecked Sendable {
 
     /// The library's connection (nil under MicroHTTP's own engine).
     let connection: ConnectionHandle?
-    /// The loop of MicroHTTP's own engine serving the request (nil under libmicrohttpd): an answer given later is
-    /// handed to it.
-    let loop: EpollLoop?
+    /// MicroHTTP's own engine, serving the request (nil under libmicrohttpd): an answer given later is handed to it,
+    /// and whichever of its loops comes first sends it.
+    let engine: EpollEngine?
     var body: [UInt8] = []
     /// A response was queued for this request.
     var responded = false
@@ -46,7 +46,8 @@ final class RequestContext: @unchecked Sendable {
     /// decoded when it is dispatched, so the library's list is walked once per request.
     var packedValues: PackedValues?
     var discardedBytes = 0
-    /// The engine's connection while the request waits for its answer (touched by the loop's thread only).
+    /// The engine's connection, for an asynchronous or deferred request: set by the loop that read the request before
+    /// any other thread can see the context, and not changed after (the loop that sends the answer finds it so).
     var epollConnection: EpollConnection?
     /// The phase of an asynchronous or deferred request's answer, behind its own lock, in the context itself (no
     /// object of its own to make and free per request); nil to ``withPhase(_:)`` until ``beginWaiting(_:)``.
@@ -69,14 +70,14 @@ final class RequestContext: @unchecked Sendable {
 
     init(connection: ConnectionHandle) {
         self.connection = connection
-        loop = nil
+        engine = nil
         phaseLock = PhaseLock(.handling)
     }
 
     /// A request read by a loop of MicroHTTP's own engine.
-    init(loop: EpollLoop) {
+    init(engine: EpollEngine) {
         connection = nil
-        self.loop = loop
+        self.engine = engine
         phaseLock = PhaseLock(.handling)
     }
 }

@@ -145,8 +145,10 @@ def test_the_event_log_keeps_its_bytes_and_replay_falls_back_to_snapshots(start_
     grown = rss_bytes(server.process.pid) - before
     client.close()
     # 300 events of 60 KB would be 18 MB; the log keeps at most 256 KiB of them, and the page's patch
-    # history at most 64 KiB (the unbounded server grew by about 18 MiB here).
-    assert grown < 3 * MIB, f"RSS grew by {grown / MIB:.1f} MiB"
+    # history at most 64 KiB (the unbounded server grew by about 18 MiB here). The rest is the allocator's and the
+    # engine's: 2.90-3.05 MiB measured with a loop per connection, 3.04-3.20 MiB since every loop serves every
+    # connection (each loop's 64 KiB read buffer and its output touched by this one client; 2026-12-06).
+    assert grown < 4 * MIB, f"RSS grew by {grown / MIB:.1f} MiB"
     reader = EventReader(server.port, session, last_event_id=first_seq)
     try:
         event = reader.next_event()
