@@ -23,8 +23,8 @@ import Synchronization
 /// A loop reads a connection's bytes into a buffer of its own, reads whole requests out of them (``RequestHead``,
 /// ``ChunkedBodyDecoder``), hands each to its route, and writes the answers of everything it read in one `send`.
 /// A request answered later (an asynchronous or deferred handler) leaves its connection waiting, unread, until
-/// the answer is handed back (``EpollEngine/resume(_:)``): a loop is woken through an eventfd only when none may be
-/// awake to see it. Deadlines (the head's, the body's, inactivity) are checked ten times a second by whichever loop
+/// the answer is handed back (``EpollEngine/resume(_:)``): a loop is woken through an eventfd unless one was woken
+/// and has not drained the answers since; it sends a few and wakes another loop for the rest. Deadlines (the head's, the body's, inactivity) are checked ten times a second by whichever loop
 /// comes first, over every connection no loop holds at that moment. Event streams are taken over as under
 /// libmicrohttpd: the stream gets the socket, the watcher watches it.
 final class EpollEngine: @unchecked Sendable {
@@ -131,7 +131,8 @@ final class EpollEngine: @unchecked Sendable {
         _ = Glibc.write(stopSignal, &one, 8)
         for thread in threads { pthread_join(thread, nil) }
         threads = []
-        // No loop runs now: the first one closes what is left and sends the answers handed back meanwhile.
+        // No loop runs now: the first one closes what is left, and completes the answers handed back meanwhile (on
+        // connections closed by then).
         loops.first?.closeEverything()
         listener.withLock { state in
             if state.polled {
@@ -146,6 +147,11 @@ final class EpollEngine: @unchecked Sendable {
     /// From any thread: `context`'s answer is ready (its phase holds it); a loop sends it.
     func resume(_ context: RequestContext) {
         resumed.withLock { $0.append(context) }
+        wakeALoop()
+    }
+
+    /// Wakes a loop for `resumed`, unless one was woken and has not drained it since.
+    func wakeALoop() {
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             var one: UInt64 = 1
             _ = Glibc.write(wake, &one, 8)
@@ -183,9 +189,11 @@ final class EpollEngine: @unchecked Sendable {
 
     /// Takes the listening socket out of the epoll set (at the connection limit, or out of descriptors): a loop puts
     /// it back at a sweep, or when a connection closes.
-    func pauseListening() {
+    /// - Parameter evenWithRoom: whether to take it out though the engine is below its limit (out of descriptors);
+    ///   otherwise it stays in when a connection closed meanwhile.
+    func pauseListening(evenWithRoom: Bool = false) {
         listener.withLock { state in
-            guard state.polled else { return }
+            guard state.polled, evenWithRoom || openConnections.load(ordering: .relaxed) >= connectionLimit else { return }
             var unused = epoll_event()
             _ = epoll_ctl(epoll, EPOLL_CTL_DEL, state.descriptor, &unused)
             state.polled = false
@@ -310,9 +318,13 @@ final class EpollConnection: @unchecked Sendable {
     /// How many bytes of answers wait for the socket.
     var unsentCount: Int { unsent.count - unsentStart }
 
-    /// The token of the connection's events: its generation and its descriptor, with the top bit set (never one of
-    /// the engine's own tokens).
-    var token: UInt64 { 1 << 63 | UInt64(generation) << 32 | UInt64(UInt32(bitPattern: descriptor)) }
+    /// The top bit of every connection's token: never set in one of the engine's own.
+    static let tokenMark: UInt64 = 1 << 63
+
+    /// The token of the connection's events: its generation (31 bits of it) and its descriptor, with ``tokenMark``.
+    var token: UInt64 {
+        Self.tokenMark | UInt64(generation & 0x7FFF_FFFF) << 32 | UInt64(UInt32(bitPattern: descriptor))
+    }
 
     /// Takes the connection for the calling loop, or, when another loop holds it, notes `happened` (events, or
     /// ``answerHandedBack``) for that loop to serve before it lets go.
@@ -382,6 +394,8 @@ final class EpollLoop: @unchecked Sendable {
     /// The most events a loop takes from the set at once: the loops share the ready connections, so a loop takes only
     /// a few, and the others take the rest while it serves them.
     private static let eventsPerPoll = 4
+    /// The most answers handed back that a loop sends per wake-up before it wakes another loop for the rest.
+    private static let answersPerDrain = 8
     /// The events of a connection's that mean "read it" (readable, closed by the peer, or failed).
     private static let readEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
     /// The most answer bytes a connection may have queued before the loop stops reading its pipelined requests
@@ -420,23 +434,24 @@ final class EpollLoop: @unchecked Sendable {
             let count = epoll_wait(engine.epoll, events, Int32(Self.eventsPerPoll), timeout)
             now = Self.milliseconds()
             if count > 0 {
+                // The engine's own events first: answers handed back wait for no connection of this batch (a slow
+                // handler there, or this loop preempted, would hold up every loop's answers).
                 for index in 0..<Int(count) {
-                    let event = events[index]
-                    switch event.data.u64 {
-                    case EpollEngine.listenToken:
-                        accept()
-                    case EpollEngine.wakeToken:
-                        drainResumed()
-                    case EpollEngine.stopToken:
-                        break
-                    default:
-                        let token = event.data.u64
-                        let descriptor = Int32(bitPattern: UInt32(truncatingIfNeeded: token))
-                        guard let connection = engine.connections.withLock({ $0[descriptor] }),
-                            connection.token == token
-                        else { continue }
-                        serve(connection, event.events)
+                    switch events[index].data.u64 {
+                    case EpollEngine.listenToken: accept()
+                    case EpollEngine.wakeToken: drainResumed()
+                    default: break
                     }
+                }
+                for index in 0..<Int(count) where events[index].data.u64 & EpollConnection.tokenMark != 0 {
+                    let token = events[index].data.u64
+                    let descriptor = Int32(bitPattern: UInt32(truncatingIfNeeded: token))
+                    guard let connection = engine.connections.withLock({ $0[descriptor] }), connection.token == token
+                    else { continue }
+                    // Read again for each: a handler before it may have taken a while, and the connection's stamps
+                    // (deadlines, inactivity) are compared with another loop's clock.
+                    now = Self.milliseconds()
+                    serve(connection, events[index].events)
                 }
             }
             let sweepDue = engine.nextSweep.load(ordering: .relaxed)
@@ -499,7 +514,7 @@ final class EpollLoop: @unchecked Sendable {
                 if listening >= 0 && (failure == EMFILE || failure == ENFILE || failure == ENOBUFS || failure == ENOMEM) {
                     // Out of descriptors or memory: stop polling the socket (it stays readable, and would wake
                     // the loops at once, again and again) and try again at the next sweep.
-                    engine.pauseListening()
+                    engine.pauseListening(evenWithRoom: true)
                 }
                 return
             }
@@ -519,18 +534,25 @@ final class EpollLoop: @unchecked Sendable {
     private func register(_ descriptor: Int32, from remoteIP: IPAddress) {
         let generation = engine.nextGeneration.wrappingAdd(1, ordering: .relaxed).oldValue
         let connection = EpollConnection(descriptor: descriptor, generation: generation, remoteIP: remoteIP, now: now)
-        // In the table before it is in the set: its first event must find it.
+        // Held by this loop until it is in the set (the sweep passes it over), and in the table before: its first
+        // event must find it.
+        _ = connection.takeIfFree()
         engine.connections.withLock { $0[descriptor] = connection }
         var event = epoll_event()
         // Reading and writing, edge-triggered: an edge for writing comes only after the socket was full.
         event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
         event.data.u64 = connection.token
         guard epoll_ctl(engine.epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
-            engine.connections.withLock { $0[descriptor] = nil }
+            connection.closed = true
+            engine.connections.withLock { table in
+                if table[descriptor] === connection { table[descriptor] = nil }
+            }
             release(descriptor, from: remoteIP)
             return
         }
-        // Bytes that arrived before it joined the set are reported by its first poll (EPOLL_CTL_ADD checks).
+        // Bytes that arrived before it joined the set are reported by its first poll (EPOLL_CTL_ADD checks); an event
+        // another loop took meanwhile was noted, and is served as it lets go.
+        serveHeld(connection, 0)
     }
 
     private static func address(of storage: inout sockaddr_storage) -> IPAddress {
@@ -632,20 +654,27 @@ final class EpollLoop: @unchecked Sendable {
         now = Self.milliseconds()
         let all = engine.connections.withLock { Array($0.values) }
         for connection in all { closeConnection(connection) }
-        drainResumed()
+        while !engine.resumed.withLock({ $0.isEmpty }) { drainResumed() }
     }
 
-    /// Takes the answers other threads handed back, and serves each on its connection (or notes it for the loop
-    /// that holds the connection).
+    /// Takes a few of the answers other threads handed back, and serves each on its connection (or notes it for the
+    /// loop that holds the connection). When more wait, another wake-up is written first, so that another loop takes
+    /// them meanwhile (a store's commit hands back dozens at once).
     private func drainResumed() {
         var drained: UInt64 = 0
         _ = Glibc.read(engine.wake, &drained, 8)
         engine.wakePending.store(false, ordering: .sequentiallyConsistent)
-        let contexts = engine.resumed.withLock { list -> [RequestContext] in
-            let taken = list
-            list.removeAll(keepingCapacity: true)
-            return taken
+        let (contexts, moreWait) = engine.resumed.withLock { list -> ([RequestContext], Bool) in
+            if list.count <= Self.answersPerDrain {
+                let taken = list
+                list.removeAll(keepingCapacity: true)
+                return (taken, false)
+            }
+            let taken = Array(list.prefix(Self.answersPerDrain))
+            list.removeFirst(Self.answersPerDrain)
+            return (taken, true)
         }
+        if moreWait { engine.wakeALoop() }
         for context in contexts {
             guard let connection = context.epollConnection else { continue }
             serve(connection, EpollConnection.answerHandedBack)
@@ -1166,8 +1195,10 @@ final class EpollLoop: @unchecked Sendable {
                 connection.unsent.append(contentsOf: output.bytes)
                 return
             }
-            let sent = Glibc.send(connection.descriptor, output.base, output.count, Int32(MSG_NOSIGNAL))
-            if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+            var sent = Glibc.send(connection.descriptor, output.base, output.count, Int32(MSG_NOSIGNAL))
+            // Interrupted, no edge for writing would come: sent again at once.
+            while sent < 0 && errno == EINTR { sent = Glibc.send(connection.descriptor, output.base, output.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK {
                 closeConnection(connection)
                 return
             }
@@ -1202,11 +1233,16 @@ final class EpollLoop: @unchecked Sendable {
 
     private func flush(_ connection: EpollConnection) {
         guard connection.unsentCount > 0, !connection.closed else { return }
-        let sent = connection.unsent.withUnsafeBytes { raw in
-            Glibc.send(connection.descriptor, raw.baseAddress.map { $0 + connection.unsentStart }, connection.unsentCount, Int32(MSG_NOSIGNAL))
-        }
+        var sent = -1
+        repeat {
+            sent = connection.unsent.withUnsafeBytes { raw in
+                Glibc.send(
+                    connection.descriptor, raw.baseAddress.map { $0 + connection.unsentStart }, connection.unsentCount,
+                    Int32(MSG_NOSIGNAL))
+            }
+        } while sent < 0 && errno == EINTR
         if sent < 0 {
-            if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { closeConnection(connection) }
+            if errno != EAGAIN && errno != EWOULDBLOCK { closeConnection(connection) }
             return
         }
         if sent > 0 { connection.lastActivity = now }
